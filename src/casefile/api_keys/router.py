@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends
+from fastapi.responses import JSONResponse
+
+from casefile import envelope
+from casefile.api_keys import service
+from casefile.api_keys.schemas import ApiKeyCreate, ApiKeyCreated, ApiKeyOut
+from casefile.auth.dependencies import AdminUser, SessionDep
+from casefile.envelope import DeletedOut, Envelope, PageEnvelope
+from casefile.listing import ListQuery, list_query
+
+# Mounted under /admin, whose router already demands an administrator's access token.
+router = APIRouter(prefix="/api-keys", tags=["api keys"])
+
+ApiKeyListQuery = Annotated[ListQuery, Depends(list_query(service.API_KEY_LIST))]
+
+
+@router.post("", response_model=Envelope[ApiKeyCreated], status_code=201)
+async def create_api_key(body: ApiKeyCreate, admin: AdminUser, session: SessionDep) -> JSONResponse:
+    """Create a key. The `key` is in this answer only; it is stored hashed."""
+    api_key, key = await service.create_api_key(session, admin, body)
+    return envelope.created({**ApiKeyOut.dump(api_key), "key": key})
+
+
+@router.get("", response_model=PageEnvelope[ApiKeyOut])
+async def list_api_keys(session: SessionDep, query: ApiKeyListQuery) -> JSONResponse:
+    keys, total = await service.list_api_keys(session, query)
+    return envelope.paginated(
+        [ApiKeyOut.dump(k) for k in keys], page=query.page, limit=query.limit, total=total
+    )
+
+
+@router.get("/{key_id}", response_model=Envelope[ApiKeyOut])
+async def get_api_key(key_id: str, session: SessionDep) -> JSONResponse:
+    return envelope.ok(ApiKeyOut.dump(await service.get_api_key(session, key_id)))
+
+
+@router.delete("/{key_id}", response_model=Envelope[DeletedOut])
+async def revoke_api_key(key_id: str, session: SessionDep) -> JSONResponse:
+    """Revoke the key at once."""
+    await service.revoke_api_key(session, key_id)
+    return envelope.deleted(key_id)

@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+from pydantic import AwareDatetime, Field, field_validator
+
+from casefile.auth.permissions import ACTIONS, RESOURCES, is_valid_permission
+from casefile.schemas import InModel, OutModel, Timestamp
+
+
+class ApiKeyCreate(InModel):
+    name: str = Field(min_length=1, max_length=200)
+    permissions: list[str] = Field(
+        min_length=1,
+        max_length=50,
+        description=f"`<action>:<resource>`; actions {', '.join(ACTIONS)}; resources {', '.join(RESOURCES)}; "
+        "`*` stands for either part",
+    )
+    expires_at: AwareDatetime | None = Field(
+        default=None, description="ISO 8601 with a time zone; in the future"
+    )
+
+    @field_validator("permissions")
+    @classmethod
+    def known_permissions(cls, value: list[str]) -> list[str]:
+        unknown = [p for p in value if not is_valid_permission(p)]
+        if unknown:
+            raise ValueError(f"Unknown permission(s): {', '.join(unknown)}")
+        return list(dict.fromkeys(value))
+
+
+class ApiKeyOut(OutModel):
+    id: str
+    name: str
+    prefix: str
+    permissions: list[str]
+    expires_at: Timestamp | None
+    created_at: Timestamp
+    created_by: str | None
+    last_used_at: Timestamp | None
+    revoked_at: Timestamp | None
+
+
+class ApiKeyCreated(ApiKeyOut):
+    key: str = Field(description="The secret key. Shown only in this answer; store it now.")

@@ -1,0 +1,86 @@
+"""create_app(): routers, middleware, error handlers and the process's runtime (lifespan)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import APIRouter, FastAPI
+from fastapi.responses import JSONResponse
+from sqlalchemy import text
+
+from casefile import __version__, envelope, error_handlers
+from casefile.admin import build_admin_router
+from casefile.auth.router import router as auth_router
+from casefile.cases.router import router as cases_router
+from casefile.middleware import BodyLimitMiddleware, RequestIdMiddleware
+from casefile.runtime import Runtime
+from casefile.settings import Settings
+from casefile.users.router import router as users_router
+
+log = logging.getLogger("casefile")
+
+
+def build_api_router() -> APIRouter:
+    api = APIRouter()
+    api.include_router(auth_router)
+    api.include_router(users_router)
+    api.include_router(cases_router)
+    api.include_router(build_admin_router())
+    return api
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or Settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        runtime = Runtime.start(settings)
+        app.state.runtime = runtime
+        try:
+            yield
+        finally:
+            await runtime.close()
+
+    app = FastAPI(
+        title="Casefile",
+        version=__version__,
+        summary="Legal case management: cases, documents, users, API keys and signed webhooks.",
+        lifespan=lifespan,
+    )
+    error_handlers.install(app)
+    # Added last = outermost: the request id is set before anything else runs.
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_json_body_bytes)
+    app.add_middleware(RequestIdMiddleware)
+
+    api = build_api_router()
+    app.include_router(api, prefix="/api/v1")
+    # The unversioned prefix is an alias of the current version (contract §1).
+    app.include_router(api, prefix="/api", include_in_schema=False)
+
+    @app.get("/healthz", tags=["health"])
+    async def healthz() -> JSONResponse:
+        """The process is alive."""
+        return envelope.ok({"status": "ok", "version": __version__})
+
+    @app.get("/readyz", tags=["health"])
+    async def readyz() -> JSONResponse:
+        """The database answers."""
+        runtime: Runtime = app.state.runtime
+        try:
+            async with runtime.db.transaction(write=False) as session:
+                await session.execute(text("SELECT 1"))
+        except Exception:
+            log.exception("readiness check failed")
+            return JSONResponse(
+                {
+                    "success": False,
+                    "error": {"code": "NOT_READY", "message": "The database does not answer"},
+                    "meta": envelope.meta(),
+                },
+                status_code=503,
+            )
+        return envelope.ok({"status": "ready"})
+
+    return app

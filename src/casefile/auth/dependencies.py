@@ -1,0 +1,89 @@
+"""Request-scoped dependencies: the session (one transaction per request) and the caller.
+
+Each router names what its endpoints need with `Require("<action>:<resource>")`, e.g.
+`CasesRead = Annotated[Principal, Depends(Require("read:cases"))]`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from fastapi import Depends, Request
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from casefile.auth.permissions import Principal
+from casefile.auth.service import authenticate_api_key, authenticate_bearer
+from casefile.errors import Forbidden, admin_required, invalid_token, no_credentials, permission_missing
+from casefile.runtime import Runtime
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def get_runtime(request: Request) -> Runtime:
+    runtime: Runtime = request.app.state.runtime
+    return runtime
+
+
+RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
+
+
+async def get_session(request: Request, runtime: RuntimeDep) -> AsyncIterator[AsyncSession]:
+    """The request's one transaction: committed when the handler returns, rolled back if it raises."""
+    write = request.method not in SAFE_METHODS
+    async with runtime.db.session(write=write) as session:
+        session.info["write"] = write
+        try:
+            yield session
+            await session.commit()
+        except BaseException:
+            await session.rollback()
+            raise
+
+
+SessionDep = Annotated[AsyncSession, Depends(get_session)]
+
+
+async def get_principal(request: Request, session: SessionDep, runtime: RuntimeDep) -> Principal:
+    """Bearer token first (contract §4: when both are sent, the bearer token is used), then API key."""
+    authorization = request.headers.get("authorization")
+    if authorization:
+        scheme, _, token = authorization.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise invalid_token()
+        return await authenticate_bearer(session, runtime, token.strip())
+    api_key = request.headers.get("x-api-key")
+    if api_key:
+        return await authenticate_api_key(runtime, session, api_key.strip())
+    raise no_credentials()
+
+
+CurrentPrincipal = Annotated[Principal, Depends(get_principal)]
+
+
+class Require:
+    """Dependency: the caller must hold `permission`."""
+
+    def __init__(self, permission: str) -> None:
+        self.permission = permission
+
+    async def __call__(self, principal: CurrentPrincipal) -> Principal:
+        if not principal.can(self.permission):
+            raise permission_missing(self.permission)
+        return principal
+
+
+async def require_user(principal: CurrentPrincipal) -> Principal:
+    if principal.kind != "user":
+        raise Forbidden("AUTH_010", "This endpoint needs a user's access token, not an API key")
+    return principal
+
+
+async def require_admin(principal: CurrentPrincipal) -> Principal:
+    if not principal.is_admin_user:
+        raise admin_required()
+    return principal
+
+
+CurrentUser = Annotated[Principal, Depends(require_user)]
+AdminUser = Annotated[Principal, Depends(require_admin)]

@@ -1,0 +1,209 @@
+"""Login, refresh, logout, and turning credentials into a Principal."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+
+from sqlalchemy import func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from casefile.api_keys.models import ApiKey
+from casefile.auth import passwords
+from casefile.auth.jwt_tokens import decode_access_token, issue_access_token
+from casefile.auth.models import AuthSession, RefreshToken
+from casefile.auth.permissions import ROLE_PERMISSIONS, Principal
+from casefile.clock import utcnow
+from casefile.errors import (
+    bad_login,
+    invalid_api_key,
+    invalid_refresh_token,
+    invalid_token,
+    user_disabled,
+)
+from casefile.events import catalogue
+from casefile.events.outbox import emit
+from casefile.runtime import Runtime
+from casefile.users.models import User
+
+API_KEY_SCHEME = "cf"
+# last_used_at is a hint for operators, not an audit log: write it at most once a minute per key.
+LAST_USED_RESOLUTION = timedelta(seconds=60)
+
+
+@dataclass(frozen=True)
+class IssuedTokens:
+    user: User
+    access_token: str
+    expires_at_epoch: int
+    expires_in: int
+    refresh_token: str
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+async def find_user_by_email(session: AsyncSession, email: str) -> User | None:
+    return await session.scalar(select(User).where(func.lower(User.email) == email.strip().lower()))
+
+
+async def _start_tokens(
+    session: AsyncSession, runtime: Runtime, user: User, auth_session: AuthSession
+) -> IssuedTokens:
+    settings = runtime.settings
+    refresh = secrets.token_urlsafe(32)
+    session.add(
+        RefreshToken(
+            session_id=auth_session.id,
+            token_hash=hash_token(refresh),
+            expires_at=utcnow() + timedelta(seconds=settings.refresh_ttl_seconds),
+        )
+    )
+    access = issue_access_token(settings, user_id=user.id, role=user.role, session_id=auth_session.id)
+    await session.flush()
+    return IssuedTokens(
+        user=user,
+        access_token=access.token,
+        expires_at_epoch=int(access.expires_at.timestamp()),
+        expires_in=settings.jwt_ttl_seconds,
+        refresh_token=refresh,
+    )
+
+
+async def login(session: AsyncSession, runtime: Runtime, *, email: str, password: str) -> IssuedTokens:
+    user = await find_user_by_email(session, email)
+    # verify_password runs even for an unknown email, so timing does not tell which was wrong.
+    valid = await passwords.verify_password(user.password_hash if user else None, password)
+    if user is None or not valid:
+        raise bad_login()
+    if not user.active:
+        raise user_disabled()
+    if user.password_hash and passwords.needs_rehash(user.password_hash):
+        user.password_hash = await passwords.hash_password(password)
+    return await open_session(session, runtime, user, method="password")
+
+
+async def open_session(session: AsyncSession, runtime: Runtime, user: User, *, method: str) -> IssuedTokens:
+    """Start a login session for an authenticated user (password now, single sign-on later)."""
+    user.last_login_at = utcnow()
+    auth_session = AuthSession(user_id=user.id)
+    session.add(auth_session)
+    await session.flush()
+    await emit(session, "user.login", catalogue.user_login(user, method))
+    return await _start_tokens(session, runtime, user, auth_session)
+
+
+async def refresh(session: AsyncSession, runtime: Runtime, *, refresh_token: str) -> IssuedTokens:
+    now = utcnow()
+    token_hash = hash_token(refresh_token)
+    # Marking the token used is one atomic UPDATE: of two concurrent refreshes, exactly one wins.
+    claimed = await session.execute(
+        update(RefreshToken)
+        .where(
+            RefreshToken.token_hash == token_hash,
+            RefreshToken.used_at.is_(None),
+            RefreshToken.expires_at > now,
+        )
+        .values(used_at=now)
+        .returning(RefreshToken.session_id)
+    )
+    session_id = claimed.scalar_one_or_none()
+    if session_id is None:
+        stale = await session.scalar(select(RefreshToken).where(RefreshToken.token_hash == token_hash))
+        if stale is not None and stale.used_at is not None:
+            # A used token presented again: it leaked. End the whole session, and keep that
+            # revocation even though this request fails.
+            await revoke_session(session, runtime, stale.session_id, reason="refresh_token_reuse")
+            await session.commit()
+        raise invalid_refresh_token()
+    auth_session = await session.get(AuthSession, session_id)
+    user = await session.get(User, auth_session.user_id) if auth_session else None
+    if auth_session is None or auth_session.revoked_at is not None or user is None:
+        raise invalid_refresh_token()
+    if not user.active:
+        raise user_disabled()
+    return await _start_tokens(session, runtime, user, auth_session)
+
+
+async def revoke_session(session: AsyncSession, runtime: Runtime, session_id: str, *, reason: str) -> None:
+    auth_session = await session.get(AuthSession, session_id)
+    if auth_session is None:
+        return
+    if auth_session.revoked_at is None:
+        auth_session.revoked_at = utcnow()
+        auth_session.revoked_reason = reason
+    # Any access token of this session dies at once; none lives longer than one TTL from now.
+    until = utcnow() + timedelta(seconds=runtime.settings.jwt_ttl_seconds + 60)
+    await runtime.deny_list.deny(session, session_id, until)
+    await session.flush()
+
+
+async def revoke_user_sessions(session: AsyncSession, runtime: Runtime, user_id: str, *, reason: str) -> None:
+    session_ids = await session.scalars(
+        select(AuthSession.id).where(AuthSession.user_id == user_id, AuthSession.revoked_at.is_(None))
+    )
+    for session_id in list(session_ids):
+        await revoke_session(session, runtime, session_id, reason=reason)
+
+
+async def logout(session: AsyncSession, runtime: Runtime, principal: Principal) -> None:
+    if principal.session_id is None:
+        return
+    await revoke_session(session, runtime, principal.session_id, reason="logout")
+    user = await session.get(User, principal.id)
+    if user is not None:
+        await emit(session, "user.logout", catalogue.user_logout(user))
+
+
+async def authenticate_bearer(session: AsyncSession, runtime: Runtime, token: str) -> Principal:
+    claims = decode_access_token(runtime.settings, token)
+    if claims is None or await runtime.deny_list.is_denied(session, claims.session_id):
+        raise invalid_token()
+    user = await session.get(User, claims.user_id)
+    if user is None:
+        raise invalid_token()
+    if not user.active:
+        raise user_disabled()
+    # The role comes from the database, not the token: a role change takes effect at once.
+    return Principal(
+        kind="user",
+        id=user.id,
+        role=user.role,
+        permissions=ROLE_PERMISSIONS[user.role],
+        session_id=claims.session_id,
+        token_expires_at=claims.expires_at.timestamp(),
+    )
+
+
+def split_api_key(key: str) -> str | None:
+    """The public prefix of a well-formed key `cf_<prefix>_<secret>`, else None."""
+    scheme, _, rest = key.partition("_")
+    prefix, _, secret = rest.partition("_")
+    if scheme != API_KEY_SCHEME or not prefix or not secret or len(key) > 200:
+        return None
+    return prefix
+
+
+async def authenticate_api_key(runtime: Runtime, session: AsyncSession, key: str) -> Principal:
+    prefix = split_api_key(key)
+    api_key = await session.scalar(select(ApiKey).where(ApiKey.prefix == prefix)) if prefix else None
+    # Constant-time comparison of the hashes even though the prefix already matched.
+    if api_key is None or not hmac.compare_digest(api_key.key_hash, hash_token(key)):
+        raise invalid_api_key()
+    now = utcnow()
+    if api_key.revoked_at is not None or (api_key.expires_at is not None and api_key.expires_at <= now):
+        raise invalid_api_key()
+    if api_key.last_used_at is None or now - api_key.last_used_at > LAST_USED_RESOLUTION:
+        touch = update(ApiKey).where(ApiKey.id == api_key.id).values(last_used_at=now)
+        if session.info.get("write", True) or not runtime.db.is_sqlite:
+            await session.execute(touch)
+        else:
+            # A read-only SQLite transaction must not upgrade itself to a writer (it could fail
+            # with SQLITE_BUSY_SNAPSHOT under load): write in a short transaction of its own.
+            async with runtime.db.transaction(write=True) as writer:
+                await writer.execute(touch)
+    return Principal(kind="api_key", id=api_key.id, permissions=frozenset(api_key.permissions))

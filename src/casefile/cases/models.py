@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import ForeignKey, Index, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from casefile.clock import new_id, utcnow
+from casefile.db import Base, UTCDateTime
+
+
+class Case(Base):
+    __tablename__ = "cases"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True, default=lambda: new_id("case"))
+    title: Mapped[str] = mapped_column(String(500))
+    # Uniqueness is the database's job (uq_cases_case_number): no check-then-insert race.
+    case_number: Mapped[str] = mapped_column(String(100), unique=True)
+    case_type: Mapped[str | None] = mapped_column(String(100))
+    jurisdiction: Mapped[str | None] = mapped_column(String(100))
+    client_name: Mapped[str | None] = mapped_column(String(200))
+    description: Mapped[str | None] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(20))
+    priority: Mapped[str] = mapped_column(String(20))
+    # A plain id, not a foreign key: the case keeps its history when the user is deleted.
+    created_by: Mapped[str | None] = mapped_column(String(40))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    assignees: Mapped[list[CaseAssignee]] = relationship(
+        cascade="all, delete-orphan",
+        passive_deletes=True,
+        order_by="CaseAssignee.assigned_at",
+        lazy="selectin",
+    )
+
+    # One index per sort key, each ending in id so that ties break by id without a sort step.
+    __table_args__ = (
+        Index("ix_cases_created_at_id", "created_at", "id"),
+        Index("ix_cases_updated_at_id", "updated_at", "id"),
+        Index("ix_cases_title_id", "title", "id"),
+        Index("ix_cases_status_created_at", "status", "created_at", "id"),
+        Index("ix_cases_case_type_created_at", "case_type", "created_at", "id"),
+        Index("ix_cases_priority_created_at", "priority", "created_at", "id"),
+        Index("ix_cases_jurisdiction", "jurisdiction"),
+    )
+
+    @property
+    def assigned_to(self) -> list[str]:
+        return [a.user_id for a in self.assignees]
+
+
+class CaseAssignee(Base):
+    __tablename__ = "case_assignees"
+
+    case_id: Mapped[str] = mapped_column(ForeignKey("cases.id", ondelete="CASCADE"), primary_key=True)
+    user_id: Mapped[str] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True, index=True
+    )
+    assigned_by: Mapped[str | None] = mapped_column(String(40))
+    assigned_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class CaseNumberCounter(Base):
+    """The last automatic case number handed out per year (`YYYY-NNNNNN`)."""
+
+    __tablename__ = "case_number_counters"
+
+    year: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    last_value: Mapped[int] = mapped_column(Integer)

@@ -1,0 +1,75 @@
+"""Case queries that differ by database: full-text search and the case-number counter."""
+
+from __future__ import annotations
+
+from sqlalchemy import TextClause, case, select, text
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from casefile.cases.models import Case, CaseNumberCounter
+from casefile.cases.schemas import PRIORITIES, STATUSES, CaseOut
+from casefile.listing import ListSpec
+
+
+def _dialect(session: AsyncSession) -> str:
+    return session.get_bind().dialect.name
+
+
+def search_condition(session: AsyncSession, words: list[str]) -> TextClause:
+    """Every word must match as a word prefix, case-insensitively, in title, case number, client
+    name or description. PostgreSQL: the GIN-indexed `search_vector`; SQLite: the FTS5 index
+    `cases_fts`. Words are letters and digits only (see listing.search_words), so they are safe
+    inside the query syntax of both."""
+    if _dialect(session) == "postgresql":
+        query = " & ".join(f"{word}:*" for word in words)
+        return text("cases.search_vector @@ to_tsquery('simple', :case_search)").bindparams(case_search=query)
+    query = " ".join(f'"{word}"*' for word in words)
+    return text("cases.rowid IN (SELECT rowid FROM cases_fts WHERE cases_fts MATCH :case_search)").bindparams(
+        case_search=query
+    )
+
+
+CASE_LIST = ListSpec(
+    model=Case,
+    sortable={
+        "created_at": Case.created_at,
+        "updated_at": Case.updated_at,
+        "title": Case.title,
+        "case_number": Case.case_number,
+        "status": Case.status,
+        # By urgency, not alphabet.
+        "priority": case({p: i for i, p in enumerate(PRIORITIES)}, value=Case.priority),
+    },
+    default_sort="created_at",
+    tiebreak=Case.id,
+    output_fields=frozenset(CaseOut.model_fields),
+    filters={
+        "status": Case.status,
+        "case_type": Case.case_type,
+        "priority": Case.priority,
+        "jurisdiction": Case.jurisdiction,
+    },
+    filter_choices={"status": STATUSES, "priority": PRIORITIES},
+    search=search_condition,
+)
+
+
+async def next_case_number(session: AsyncSession, year: int) -> str:
+    """`YYYY-NNNNNN`, from a per-year counter bumped by one atomic upsert (concurrent creates
+    never get the same number)."""
+    insert = pg_insert if _dialect(session) == "postgresql" else sqlite_insert
+    statement = (
+        insert(CaseNumberCounter)
+        .values(year=year, last_value=1)
+        .on_conflict_do_update(
+            index_elements=[CaseNumberCounter.year], set_={"last_value": CaseNumberCounter.last_value + 1}
+        )
+        .returning(CaseNumberCounter.last_value)
+    )
+    value = (await session.execute(statement)).scalar_one()
+    return f"{year}-{value:06d}"
+
+
+async def case_number_taken(session: AsyncSession, case_number: str) -> bool:
+    return await session.scalar(select(Case.id).where(Case.case_number == case_number)) is not None

@@ -1,0 +1,68 @@
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from casefile.schemas import InModel, OutModel, Timestamp
+
+Status = Literal["intake", "active", "pending", "on_hold", "closed", "archived"]
+Priority = Literal["low", "medium", "high", "urgent"]
+STATUSES: tuple[str, ...] = Status.__args__  # type: ignore[attr-defined]
+PRIORITIES: tuple[str, ...] = Priority.__args__  # type: ignore[attr-defined]
+
+# The case lifecycle (contract §5): the moves allowed from each status.
+TRANSITIONS: dict[str, frozenset[str]] = {
+    "intake": frozenset({"active", "closed"}),
+    "active": frozenset({"pending", "on_hold", "closed"}),
+    "pending": frozenset({"active", "on_hold", "closed"}),
+    "on_hold": frozenset({"active", "pending", "closed"}),
+    "closed": frozenset({"active", "archived"}),
+    "archived": frozenset({"closed"}),
+}
+
+TITLE_REQUIRED = "Title is required"
+CASE_NUMBER_TAKEN = "Case number must be unique"
+
+
+class CaseFields(InModel):
+    # `title` is checked by the service, so that a missing title and a duplicate case number are
+    # reported together, each with the spec's message.
+    title: str | None = Field(default=None, max_length=500)
+    case_number: str | None = Field(default=None, min_length=1, max_length=100)
+    case_type: str | None = Field(default=None, min_length=1, max_length=100)
+    jurisdiction: str | None = Field(default=None, min_length=1, max_length=100)
+    client_name: str | None = Field(default=None, max_length=200)
+    description: str | None = Field(default=None, max_length=20_000)
+
+
+class CaseCreate(CaseFields):
+    status: Status = "active"
+    priority: Priority = "medium"
+
+
+class CaseUpdate(CaseFields):
+    """PUT and PATCH alike: any subset of the writable fields; absent fields stay as they are."""
+
+    status: Status | None = None
+    priority: Priority | None = None
+
+
+class AssigneeAdd(InModel):
+    user_id: str = Field(min_length=1, max_length=40)
+
+
+class CaseOut(OutModel):
+    id: str
+    title: str
+    case_number: str
+    case_type: str | None
+    jurisdiction: str | None
+    client_name: str | None
+    description: str | None
+    status: str
+    priority: str
+    created_by: str | None
+    assigned_to: list[str]
+    created_at: Timestamp
+    updated_at: Timestamp

@@ -1,0 +1,94 @@
+"""Response envelopes (contract §2) and the request id that every response carries."""
+
+from __future__ import annotations
+
+import math
+import re
+from contextvars import ContextVar
+from typing import Any, Generic, TypeVar
+
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+
+from casefile.clock import format_timestamp, new_id, utcnow
+
+REQUEST_ID_HEADER = "X-Request-ID"
+_INCOMING_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+
+request_id_var: ContextVar[str | None] = ContextVar("request_id", default=None)
+
+
+def accept_or_make_request_id(incoming: str | None) -> str:
+    """Echo a well-formed incoming X-Request-ID; otherwise make a fresh `req_` id."""
+    if incoming and _INCOMING_REQUEST_ID.match(incoming):
+        return incoming
+    return new_id("req")
+
+
+def current_request_id() -> str:
+    return request_id_var.get() or new_id("req")
+
+
+def meta() -> dict[str, Any]:
+    return {"request_id": current_request_id(), "timestamp": format_timestamp(utcnow())}
+
+
+def ok(data: Any, *, status_code: int = 200) -> JSONResponse:
+    return JSONResponse({"success": True, "data": data, "meta": meta()}, status_code=status_code)
+
+
+def created(data: Any) -> JSONResponse:
+    return ok(data, status_code=201)
+
+
+def deleted(resource_id: str) -> JSONResponse:
+    return ok({"id": resource_id, "deleted": True})
+
+
+def paginated(items: list[dict[str, Any]], *, page: int, limit: int, total: int) -> JSONResponse:
+    body_meta = meta()
+    body_meta["pagination"] = {
+        "page": page,
+        "limit": limit,
+        "total": total,
+        "pages": math.ceil(total / limit) if total else 0,
+    }
+    return JSONResponse({"success": True, "data": items, "meta": body_meta})
+
+
+# Shapes for the OpenAPI document. Handlers build the JSON themselves (so `fields` can trim it)
+# and declare these as their response models.
+T = TypeVar("T")
+
+
+class Meta(BaseModel):
+    request_id: str
+    timestamp: str
+
+
+class Pagination(BaseModel):
+    page: int
+    limit: int
+    total: int
+    pages: int
+
+
+class PageMeta(Meta):
+    pagination: Pagination
+
+
+class Envelope(BaseModel, Generic[T]):
+    success: bool = True
+    data: T
+    meta: Meta
+
+
+class PageEnvelope(BaseModel, Generic[T]):
+    success: bool = True
+    data: list[T]
+    meta: PageMeta
+
+
+class DeletedOut(BaseModel):
+    id: str
+    deleted: bool

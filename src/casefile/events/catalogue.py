@@ -1,0 +1,97 @@
+"""The event catalogue: every event name and the builder of its `data` (contract §7).
+
+Builders take domain objects and return plain JSON-ready dicts, so a payload's shape is defined
+once, here, whoever emits it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from casefile.clock import format_timestamp, utcnow
+
+if TYPE_CHECKING:
+    from casefile.cases.models import Case
+    from casefile.users.models import User
+
+EVENT_NAMES: tuple[str, ...] = (
+    "case.created",
+    "case.updated",
+    "case.status_changed",
+    "case.assigned",
+    "case.deleted",
+    "document.uploaded",
+    "document.processed",
+    "document.updated",
+    "document.deleted",
+    "user.login",
+    "user.logout",
+    "user.permissions_changed",
+    "system.backup_completed",
+    "system.maintenance_scheduled",
+    "system.error",
+    "ai.processing_started",
+    "ai.processing_completed",
+    "ai.processing_failed",
+)
+
+
+def case_created(case: Case) -> dict[str, Any]:
+    return {
+        "case_id": case.id,
+        "title": case.title,
+        "case_number": case.case_number,
+        "case_type": case.case_type,
+        "jurisdiction": case.jurisdiction,
+        "client_name": case.client_name,
+        "status": case.status,
+        "priority": case.priority,
+        "created_by": case.created_by,
+        "created_at": format_timestamp(case.created_at),
+    }
+
+
+def case_updated(case: Case, changes: dict[str, dict[str, Any]], updated_by: str | None) -> dict[str, Any]:
+    return {
+        "case_id": case.id,
+        "case_number": case.case_number,
+        "changes": changes,
+        "updated_by": updated_by,
+        "updated_at": format_timestamp(case.updated_at),
+    }
+
+
+def case_status_changed(case: Case, old: str, new: str, changed_by: str | None) -> dict[str, Any]:
+    return {"case_id": case.id, "from": old, "to": new, "changed_by": changed_by}
+
+
+def case_assigned(case: Case, user_id: str, assigned_by: str | None) -> dict[str, Any]:
+    return {
+        "case_id": case.id,
+        "user_id": user_id,
+        "assigned_by": assigned_by,
+        "assigned_to": case.assigned_to,
+    }
+
+
+def case_deleted(case: Case, deleted_by: str | None) -> dict[str, Any]:
+    return {
+        "case_id": case.id,
+        "case_number": case.case_number,
+        "deleted_by": deleted_by,
+        "deleted_at": format_timestamp(utcnow()),
+    }
+
+
+def user_login(user: User, method: str) -> dict[str, Any]:
+    return {"user_id": user.id, "email": user.email, "method": method, "at": format_timestamp(utcnow())}
+
+
+def user_logout(user: User) -> dict[str, Any]:
+    return {"user_id": user.id, "email": user.email, "at": format_timestamp(utcnow())}
+
+
+def user_permissions_changed(
+    user: User, changes: dict[str, dict[str, Any]], changed_by: str | None
+) -> dict[str, Any]:
+    return {"user_id": user.id, "email": user.email, "changes": changes, "changed_by": changed_by}

@@ -1,0 +1,209 @@
+"""The one listing implementation: page, limit, sort, order, filters, search and `fields`.
+
+A resource describes itself once with a `ListSpec`; `list_query(spec)` makes the FastAPI dependency
+(documented parameters included) and `fetch_page` runs the two queries (rows and total) with the
+same conditions. Every list endpoint goes through here (contract §5).
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
+
+from fastapi import Query
+from sqlalchemy import ColumnElement, Select, TextClause, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import InstrumentedAttribute
+
+from casefile.errors import ErrorDetail, ValidationFailed
+
+MAX_LIMIT = 100
+DEFAULT_LIMIT = 20
+MAX_PAGE = 100_000
+MAX_SEARCH_LENGTH = 200
+MAX_SEARCH_WORDS = 16
+MAX_FILTER_VALUES = 50
+
+# Words for full-text search: runs of letters and digits. The database side splits the same way,
+# so "2026-000123" or "O'Brien" match whatever punctuation the user types.
+_WORD = re.compile(r"[^\W_]+")
+
+SearchCondition = Callable[[AsyncSession, list[str]], ColumnElement[bool] | TextClause]
+
+
+@dataclass(frozen=True)
+class ListSpec:
+    """How one resource may be listed."""
+
+    model: type[Any]
+    sortable: dict[str, ColumnElement[Any] | InstrumentedAttribute[Any]]
+    default_sort: str
+    tiebreak: InstrumentedAttribute[Any]
+    output_fields: frozenset[str]
+    filters: dict[str, InstrumentedAttribute[Any]] = field(default_factory=dict)
+    # Filters over a closed set of values: anything else is a validation error, not an empty page.
+    filter_choices: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    search: SearchCondition | None = None
+
+
+@dataclass(frozen=True)
+class ListQuery:
+    page: int
+    limit: int
+    sort: str
+    order: Literal["asc", "desc"]
+    search_words: list[str]
+    fields: list[str] | None
+    filters: dict[str, list[str]]
+
+    @property
+    def offset(self) -> int:
+        return (self.page - 1) * self.limit
+
+
+def search_words(text: str | None) -> list[str]:
+    return _WORD.findall(text.lower())[:MAX_SEARCH_WORDS] if text else []
+
+
+def parse_fields(value: str | None, allowed: frozenset[str]) -> list[str] | None:
+    """`fields=id,title`: the top-level names to return. Unknown names are a validation error."""
+    if value is None:
+        return None
+    names = [name.strip() for name in value.split(",") if name.strip()]
+    unknown = [name for name in names if name not in allowed]
+    if unknown or not names:
+        message = (
+            f"Unknown field(s): {', '.join(unknown)}. Allowed: {', '.join(sorted(allowed))}"
+            if unknown
+            else "Name at least one field"
+        )
+        raise ValidationFailed.on("fields", message)
+    return list(dict.fromkeys(names))
+
+
+def project(item: dict[str, Any], fields: list[str] | None) -> dict[str, Any]:
+    return item if fields is None else {name: item[name] for name in fields}
+
+
+def list_query(spec: ListSpec) -> Callable[..., ListQuery]:
+    """Build the dependency that parses and validates a list request for `spec`."""
+
+    sort_names = ", ".join(spec.sortable)
+
+    def dependency(**params: Any) -> ListQuery:
+        problems: list[ErrorDetail] = []
+        sort = params["sort"] or spec.default_sort
+        if sort not in spec.sortable:
+            problems.append(ErrorDetail("sort", f"Sort by one of: {sort_names}"))
+        order = params["order"]
+        if order not in ("asc", "desc"):
+            problems.append(ErrorDetail("order", "Order must be asc or desc"))
+        filters: dict[str, list[str]] = {}
+        for name in spec.filters:
+            raw = params[name]
+            if raw is not None:
+                values = [v.strip() for v in raw.split(",") if v.strip()]
+                choices = spec.filter_choices.get(name)
+                if len(values) > MAX_FILTER_VALUES:
+                    problems.append(ErrorDetail(name, f"At most {MAX_FILTER_VALUES} values"))
+                elif choices and any(v not in choices for v in values):
+                    problems.append(ErrorDetail(name, f"Each value must be one of: {', '.join(choices)}"))
+                filters[name] = values
+        try:
+            fields = parse_fields(params["fields"], spec.output_fields)
+        except ValidationFailed as exc:
+            problems.extend(exc.details or [])
+            fields = None
+        if problems:
+            raise ValidationFailed(details=problems)
+        return ListQuery(
+            page=params["page"],
+            limit=params["limit"],
+            sort=sort,
+            order=order,
+            search_words=search_words(params["search"]),
+            fields=fields,
+            filters=filters,
+        )
+
+    parameters = [
+        _param("page", int, Query(ge=1, le=MAX_PAGE, description="Page number, from 1"), 1),
+        _param(
+            "limit",
+            int,
+            Query(ge=1, le=MAX_LIMIT, description=f"Items per page, 1-{MAX_LIMIT}"),
+            DEFAULT_LIMIT,
+        ),
+        _param("sort", str | None, Query(description=f"Sort field: {sort_names}"), None),
+        _param("order", str, Query(description="asc or desc"), "desc"),
+        _param(
+            "fields", str | None, Query(description="Comma-separated names of the fields to return"), None
+        ),
+        _param(
+            "search",
+            str | None,
+            Query(
+                max_length=MAX_SEARCH_LENGTH,
+                description="Full-text search; every word must match, as a prefix",
+            ),
+            None,
+        ),
+    ]
+    parameters += [
+        _param(
+            name,
+            str | None,
+            Query(max_length=2000, description="Exact match; comma-separated means any of"),
+            None,
+        )
+        for name in spec.filters
+    ]
+    dependency.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    return dependency
+
+
+def _param(name: str, annotation: Any, query: Any, default: Any) -> inspect.Parameter:
+    return inspect.Parameter(
+        name, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[annotation, query], default=default
+    )
+
+
+async def fetch_page(
+    session: AsyncSession,
+    spec: ListSpec,
+    query: ListQuery,
+    *,
+    conditions: Sequence[ColumnElement[bool]] = (),
+    options: Sequence[Any] = (),
+) -> tuple[list[Any], int]:
+    """Return one page of `spec.model` rows and the total number of matching rows."""
+    where: list[ColumnElement[bool] | TextClause] = list(conditions)
+    for name, values in query.filters.items():
+        column = spec.filters[name]
+        where.append(column == values[0] if len(values) == 1 else column.in_(values))
+    if query.search_words and spec.search is not None:
+        where.append(spec.search(session, query.search_words))
+
+    total = await session.scalar(select(func.count()).select_from(spec.model).where(*where)) or 0
+    if query.offset >= total:
+        return [], total
+
+    sort_column, tiebreak = spec.sortable[query.sort], spec.tiebreak
+    order_by = (
+        (sort_column.desc(), tiebreak.desc())
+        if query.order == "desc"
+        else (sort_column.asc(), tiebreak.asc())
+    )
+    statement: Select[Any] = (
+        select(spec.model)
+        .where(*where)
+        .order_by(*order_by)
+        .limit(query.limit)
+        .offset(query.offset)
+        .options(*options)
+    )
+    rows = list((await session.scalars(statement)).all())
+    return rows, total

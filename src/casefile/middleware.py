@@ -1,0 +1,101 @@
+"""Pure ASGI middleware: request ids and the JSON body limit.
+
+Pure ASGI (not BaseHTTPMiddleware) so that streaming bodies stay streaming and contextvars set
+here reach the handlers.
+"""
+
+from __future__ import annotations
+
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from casefile.envelope import REQUEST_ID_HEADER, accept_or_make_request_id, request_id_var
+from casefile.error_handlers import app_error_response
+from casefile.errors import AppError, PayloadTooLarge, UnsupportedMediaType
+
+# Bodies of these types are streamed by their endpoints, which enforce their own limits.
+STREAMED_CONTENT_TYPES = ("multipart/form-data",)
+JSON_CONTENT_TYPES = ("application/json",)
+
+
+class RequestIdMiddleware:
+    """Give every request an id (or accept the caller's) and put it on every response."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request_id = accept_or_make_request_id(Headers(scope=scope).get(REQUEST_ID_HEADER))
+        scope.setdefault("state", {})["request_id"] = request_id
+        token = request_id_var.set(request_id)
+
+        async def send_with_id(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                MutableHeaders(scope=message)[REQUEST_ID_HEADER] = request_id
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        finally:
+            request_id_var.reset(token)
+
+
+class BodyLimitMiddleware:
+    """Refuse JSON bodies over the limit (413) and bodies of a type no endpoint takes (415).
+
+    The body is read here, up to the limit, and replayed to the application, so an oversized or
+    endless body is cut off after `max_bytes` whether or not it declared a Content-Length.
+    """
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS", "DELETE"):
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        content_type = headers.get("content-type", "").split(";")[0].strip().lower()
+        if content_type.startswith(STREAMED_CONTENT_TYPES):
+            await self.app(scope, receive, send)
+            return
+        declared = headers.get("content-length")
+        if declared and declared.isdigit() and int(declared) > self.max_bytes:
+            await app_error_response(self._too_large())(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size = 0
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_bytes:
+                await app_error_response(self._too_large())(scope, receive, send)
+                return
+            chunks.append(chunk)
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        if body and content_type not in JSON_CONTENT_TYPES and not content_type.endswith("+json"):
+            refused = UnsupportedMediaType("Send the request body as application/json")
+            await app_error_response(refused)(scope, receive, send)
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    def _too_large(self) -> AppError:
+        return PayloadTooLarge(f"JSON request bodies are limited to {self.max_bytes} bytes")

@@ -1,0 +1,44 @@
+"""Alembic environment: runs on the service's own engine set-up, under a lock.
+
+PostgreSQL: a transaction-scoped advisory lock, so that processes starting together migrate one
+after the other. SQLite: the migration transaction is BEGIN IMMEDIATE (see casefile.db), which
+does the same.
+"""
+
+import asyncio
+
+from alembic import context
+from sqlalchemy import text
+from sqlalchemy.engine import Connection
+
+from casefile.db import make_engine
+from casefile.models import Base
+from casefile.settings import Settings
+
+MIGRATION_LOCK_ID = 7_212_026
+
+settings: Settings = context.config.attributes.get("settings") or Settings()
+
+
+def run(connection: Connection) -> None:
+    context.configure(
+        connection=connection,
+        target_metadata=Base.metadata,
+        render_as_batch=connection.dialect.name == "sqlite",
+        compare_type=True,
+        transactional_ddl=True,
+    )
+    with context.begin_transaction():
+        if connection.dialect.name == "postgresql":
+            connection.execute(text(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK_ID})"))
+        context.run_migrations()
+
+
+async def main() -> None:
+    engine = make_engine(settings, immediate=True, pooled=False)
+    async with engine.connect() as connection:
+        await connection.run_sync(run)
+    await engine.dispose()
+
+
+asyncio.run(main())

@@ -1,0 +1,21 @@
+"""Imports every model so that `Base.metadata` knows the whole schema (Alembic, tests)."""
+
+from casefile.api_keys.models import ApiKey
+from casefile.auth.models import AuthSession, RefreshToken, RevokedSession
+from casefile.cases.models import Case, CaseAssignee, CaseNumberCounter
+from casefile.db import Base
+from casefile.events.models import Event
+from casefile.users.models import User
+
+__all__ = [
+    "ApiKey",
+    "AuthSession",
+    "Base",
+    "Case",
+    "CaseAssignee",
+    "CaseNumberCounter",
+    "Event",
+    "RefreshToken",
+    "RevokedSession",
+    "User",
+]

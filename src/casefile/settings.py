@@ -1,0 +1,81 @@
+"""All configuration: one Settings object read from CASEFILE_* environment variables or `.env`."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from functools import cached_property
+from pathlib import Path
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="CASEFILE_", env_file=".env", extra="ignore")
+
+    data_dir: Path = Path("casefile-data")
+    database_url: str | None = Field(
+        default=None,
+        description="SQLAlchemy URL; default is SQLite in the data dir. postgresql:// is accepted.",
+    )
+    redis_url: str | None = None
+
+    admin_email: str | None = None
+    admin_password: SecretStr | None = None
+
+    jwt_secret: SecretStr | None = Field(
+        default=None, description="HS256 key; generated into the data dir if unset"
+    )
+    jwt_ttl_seconds: int = Field(default=900, ge=30, le=86_400)
+    refresh_ttl_seconds: int = Field(default=30 * 86_400, ge=60)
+    jwt_issuer: str = "casefile"
+    jwt_audience: str = "casefile-api"
+
+    max_json_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+    db_pool_size: int = Field(default=10, ge=1, le=200)
+    log_level: str = "INFO"
+
+    @property
+    def resolved_database_url(self) -> str:
+        """The async SQLAlchemy URL, accepting the plain `postgresql://` and `sqlite:///` forms."""
+        url = self.database_url
+        if not url:
+            return f"sqlite+aiosqlite:///{(self.data_dir / 'casefile.db').resolve()}"
+        for plain, driver in (
+            ("postgresql://", "postgresql+asyncpg://"),
+            ("postgres://", "postgresql+asyncpg://"),
+            ("sqlite://", "sqlite+aiosqlite://"),
+        ):
+            if url.startswith(plain):
+                return driver + url[len(plain) :]
+        return url
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.resolved_database_url.startswith("sqlite")
+
+    @cached_property
+    def jwt_key(self) -> str:
+        """The configured signing key, or one generated once and kept (mode 0600) in the data dir."""
+        if self.jwt_secret is not None:
+            return self.jwt_secret.get_secret_value()
+        return _read_or_create_secret(self.data_dir / "jwt-secret")
+
+    def ensure_data_dir(self) -> None:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+
+
+def _read_or_create_secret(path: Path) -> str:
+    if path.exists():
+        return path.read_text().strip()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    value = secrets.token_urlsafe(48)
+    # O_EXCL: when two processes start together, exactly one writes and both then read the same key.
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return path.read_text().strip()
+    with open(fd, "w") as handle:
+        handle.write(value)
+    return value

@@ -1,0 +1,131 @@
+"""Users: creation, reads, updates (role and active emit `user.permissions_changed`), deletion."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from sqlalchemy import ColumnElement, and_, func, or_, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from casefile.auth import passwords
+from casefile.auth.permissions import Principal
+from casefile.auth.service import find_user_by_email, revoke_user_sessions
+from casefile.clock import utcnow
+from casefile.errors import Conflict, NotFound, ValidationFailed
+from casefile.events import catalogue
+from casefile.events.outbox import emit
+from casefile.listing import ListQuery, ListSpec, fetch_page
+from casefile.runtime import Runtime
+from casefile.users.models import User
+from casefile.users.schemas import UserCreate, UserOut, UserUpdate
+
+log = logging.getLogger(__name__)
+
+EMAIL_TAKEN = "Email is already registered"
+
+
+def _search_users(session: AsyncSession, words: list[str]) -> ColumnElement[bool]:
+    # A firm has hundreds of users, not millions: a substring match per word is enough here.
+    return and_(
+        *(or_(func.lower(User.email).like(f"%{w}%"), func.lower(User.name).like(f"%{w}%")) for w in words)
+    )
+
+
+USER_LIST = ListSpec(
+    model=User,
+    sortable={"created_at": User.created_at, "email": User.email, "name": User.name, "role": User.role},
+    default_sort="created_at",
+    tiebreak=User.id,
+    output_fields=frozenset(UserOut.model_fields),
+    filters={"role": User.role},
+    search=_search_users,
+)
+
+
+async def create_user(session: AsyncSession, *, email: str, name: str, password: str, role: str) -> User:
+    user = User(
+        email=email.strip(), name=name, role=role, password_hash=await passwords.hash_password(password)
+    )
+    session.add(user)
+    try:
+        async with session.begin_nested():
+            await session.flush()
+    except IntegrityError as exc:
+        raise ValidationFailed.on("email", EMAIL_TAKEN) from exc
+    return user
+
+
+async def get_user(session: AsyncSession, user_id: str) -> User:
+    user = await session.get(User, user_id)
+    if user is None:
+        raise NotFound("User not found")
+    return user
+
+
+async def list_users(session: AsyncSession, query: ListQuery) -> tuple[list[User], int]:
+    return await fetch_page(session, USER_LIST, query)
+
+
+async def _active_admins(session: AsyncSession) -> int:
+    return await session.scalar(select(func.count()).where(User.role == "admin", User.active.is_(True))) or 0
+
+
+async def update_user(
+    session: AsyncSession, runtime: Runtime, actor: Principal, user_id: str, patch: UserUpdate
+) -> User:
+    user = await get_user(session, user_id)
+    changes: dict[str, dict[str, Any]] = {}
+    values = patch.model_dump(exclude_unset=True)
+    for name in ("name", "role", "active"):
+        if name in values and values[name] is not None and values[name] != getattr(user, name):
+            changes[name] = {"from": getattr(user, name), "to": values[name]}
+    loses_admin = ("role" in changes and user.role == "admin") or changes.get("active", {}).get("to") is False
+    if loses_admin and user.role == "admin" and user.active and await _active_admins(session) <= 1:
+        raise Conflict("The last active administrator cannot be demoted or disabled")
+    for name, change in changes.items():
+        setattr(user, name, change["to"])
+    password = values.get("password")
+    if password:
+        user.password_hash = await passwords.hash_password(password)
+        await revoke_user_sessions(session, runtime, user.id, reason="password_changed")
+    if changes or password:
+        user.updated_at = utcnow()
+    if changes.get("active", {}).get("to") is False:
+        await revoke_user_sessions(session, runtime, user.id, reason="user_disabled")
+    permission_changes = {k: v for k, v in changes.items() if k in ("role", "active")}
+    if permission_changes:
+        await emit(
+            session,
+            "user.permissions_changed",
+            catalogue.user_permissions_changed(user, permission_changes, actor.actor_id),
+        )
+    await session.flush()
+    return user
+
+
+async def delete_user(session: AsyncSession, actor: Principal, user_id: str) -> None:
+    user = await get_user(session, user_id)
+    if user.id == actor.id:
+        raise Conflict("You cannot delete yourself")
+    if user.role == "admin" and user.active and await _active_admins(session) <= 1:
+        raise Conflict("The last active administrator cannot be deleted")
+    await session.delete(user)
+    await session.flush()
+
+
+async def ensure_admin(session: AsyncSession, *, email: str, password: str) -> bool:
+    """Create the administrator named by the settings unless a user with that email exists.
+    Returns whether one was created."""
+    if await find_user_by_email(session, email) is not None:
+        return False
+    payload = UserCreate(email=email, name="Administrator", password=password, role="admin")
+    try:
+        await create_user(
+            session, email=payload.email, name=payload.name, password=payload.password, role="admin"
+        )
+    except ValidationFailed:
+        return False  # another process created it at the same moment
+    log.info("created administrator %s", email)
+    return True
