@@ -29,8 +29,8 @@ def current_request_id() -> str:
     return request_id_var.get() or new_id("req")
 
 
-def meta() -> dict[str, Any]:
-    return {"request_id": current_request_id(), "timestamp": format_timestamp(utcnow())}
+def meta(request_id: str | None = None) -> dict[str, Any]:
+    return {"request_id": request_id or current_request_id(), "timestamp": format_timestamp(utcnow())}
 
 
 def ok(data: Any, *, status_code: int = 200) -> JSONResponse:

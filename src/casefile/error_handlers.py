@@ -26,12 +26,14 @@ from casefile.errors import (
 log = logging.getLogger("casefile.errors")
 
 
-def app_error_response(exc: AppError) -> JSONResponse:
+def app_error_response(exc: AppError, request_id: str | None = None) -> JSONResponse:
     error: dict[str, Any] = {"code": exc.code, "message": exc.message}
     if exc.details is not None:
         error["details"] = [{"field": d.field, "message": d.message} for d in exc.details]
     return JSONResponse(
-        {"success": False, "error": error, "meta": meta()}, status_code=exc.status_code, headers=exc.headers
+        {"success": False, "error": error, "meta": meta(request_id)},
+        status_code=exc.status_code,
+        headers=exc.headers,
     )
 
 
@@ -111,18 +113,15 @@ async def _on_http_error(_: Request, exc: Exception) -> JSONResponse:
 
 
 async def _on_unexpected(request: Request, exc: Exception) -> JSONResponse:
+    # This handler runs outside the request-id middleware (Starlette's ServerErrorMiddleware is
+    # outermost), so the id comes from the request's state, and the header is set here.
+    request_id = request.scope.get("state", {}).get("request_id") or current_request_id()
     # The whole story goes to the log, under the request id; the caller gets only the id.
     log.error(
-        "unhandled error in %s %s [request_id=%s]",
-        request.method,
-        request.url.path,
-        current_request_id(),
-        exc_info=exc,
+        "unhandled error in %s %s [request_id=%s]", request.method, request.url.path, request_id, exc_info=exc
     )
-    response = app_error_response(AppError())
-    response.headers["X-Request-ID"] = (
-        request.scope.get("state", {}).get("request_id") or current_request_id()
-    )
+    response = app_error_response(AppError(), request_id)
+    response.headers["X-Request-ID"] = request_id
     return response
 
 

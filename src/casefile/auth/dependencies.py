@@ -41,7 +41,9 @@ async def get_session(request: Request, runtime: RuntimeDep) -> AsyncIterator[As
             raise
 
 
-SessionDep = Annotated[AsyncSession, Depends(get_session)]
+# scope="function": the commit happens when the handler returns, before the response is sent, so
+# a client that reads right after a write always sees it (and a failed commit is an error response).
+SessionDep = Annotated[AsyncSession, Depends(get_session, scope="function")]
 
 
 async def get_principal(request: Request, session: SessionDep, runtime: RuntimeDep) -> Principal:

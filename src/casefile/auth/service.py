@@ -161,13 +161,13 @@ async def logout(session: AsyncSession, runtime: Runtime, principal: Principal) 
 
 async def authenticate_bearer(session: AsyncSession, runtime: Runtime, token: str) -> Principal:
     claims = decode_access_token(runtime.settings, token)
-    if claims is None or await runtime.deny_list.is_denied(session, claims.session_id):
+    user = await session.get(User, claims.user_id) if claims else None
+    if claims is None or user is None:
         raise invalid_token()
-    user = await session.get(User, claims.user_id)
-    if user is None:
-        raise invalid_token()
-    if not user.active:
+    if not user.active:  # before the deny-list: disabling also ends the sessions, say why
         raise user_disabled()
+    if await runtime.deny_list.is_denied(session, claims.session_id):
+        raise invalid_token()
     # The role comes from the database, not the token: a role change takes effect at once.
     return Principal(
         kind="user",

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, Index, Integer, String, Text
+from sqlalchemy import ForeignKey, Index, Integer, String, Text, func
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from casefile.clock import new_id, utcnow
@@ -38,7 +38,8 @@ class Case(Base):
     __table_args__ = (
         Index("ix_cases_created_at_id", "created_at", "id"),
         Index("ix_cases_updated_at_id", "updated_at", "id"),
-        Index("ix_cases_title_id", "title", "id"),
+        # Titles sort as people read them, ignoring letter case.
+        Index("ix_cases_title_lower_id", func.lower(title), "id"),
         Index("ix_cases_status_created_at", "status", "created_at", "id"),
         Index("ix_cases_case_type_created_at", "case_type", "created_at", "id"),
         Index("ix_cases_priority_created_at", "priority", "created_at", "id"),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import TextClause, case, select, text
+from sqlalchemy import TextClause, case, func, select, text
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -35,7 +35,7 @@ CASE_LIST = ListSpec(
     sortable={
         "created_at": Case.created_at,
         "updated_at": Case.updated_at,
-        "title": Case.title,
+        "title": func.lower(Case.title),
         "case_number": Case.case_number,
         "status": Case.status,
         # By urgency, not alphabet.

@@ -33,10 +33,12 @@ def _is_case_number_conflict(exc: IntegrityError) -> bool:
     return "case_number" in str(exc.orig)
 
 
-async def _flush_checking_number(session: AsyncSession) -> None:
-    """Flush inside a savepoint; the database's unique index decides duplicates (no race)."""
+async def _flush_checking_number(session: AsyncSession, case: Case) -> None:
+    """Write the case inside a savepoint; the database's unique index decides duplicates (no
+    check-then-insert race). A refused new case leaves the session as it was before the add."""
     try:
         async with session.begin_nested():
+            session.add(case)
             await session.flush()
     except IntegrityError as exc:
         if _is_case_number_conflict(exc):
@@ -72,8 +74,7 @@ async def create_case(session: AsyncSession, actor: Principal, body: CaseCreate)
     )
     if body.case_number:
         case.case_number = body.case_number
-        session.add(case)
-        await _flush_checking_number(session)
+        await _flush_checking_number(session, case)
     else:
         await _insert_with_automatic_number(session, case)
     await emit(session, "case.created", catalogue.case_created(case))
@@ -85,9 +86,8 @@ async def _insert_with_automatic_number(session: AsyncSession, case: Case) -> No
     # take the next one.
     for _ in range(AUTO_NUMBER_ATTEMPTS):
         case.case_number = await repository.next_case_number(session, case.created_at.year)
-        session.add(case)  # after taking the number: an earlier add would autoflush it unnumbered
         try:
-            await _flush_checking_number(session)
+            await _flush_checking_number(session, case)
             return
         except ValidationFailed:
             continue
@@ -123,7 +123,7 @@ async def update_case(session: AsyncSession, actor: Principal, case_id: str, bod
     for name, change in changes.items():
         setattr(case, name, change["to"])
     case.updated_at = utcnow()
-    await _flush_checking_number(session)
+    await _flush_checking_number(session, case)
     await emit(session, "case.updated", catalogue.case_updated(case, changes, actor.actor_id))
     if "status" in changes:
         await emit(

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from email_validator import EmailNotValidError, validate_email
 from pydantic import AfterValidator, Field
@@ -20,7 +20,11 @@ def _valid_email(value: str) -> str:
 Email = Annotated[str, Field(max_length=320), AfterValidator(_valid_email)]
 
 Role = Literal["admin", "attorney", "paralegal", "viewer"]
-Password = Field(min_length=12, max_length=1024, description="At least 12 characters")
+PASSWORD_RULES: dict[str, Any] = {
+    "min_length": 12,
+    "max_length": 1024,
+    "description": "At least 12 characters",
+}
 
 
 class UserOut(OutModel):
@@ -37,7 +41,7 @@ class UserOut(OutModel):
 class UserCreate(InModel):
     email: Email
     name: str = Field(min_length=1, max_length=200)
-    password: str = Password
+    password: str = Field(**PASSWORD_RULES)
     role: Role = "viewer"
 
 
@@ -45,4 +49,4 @@ class UserUpdate(InModel):
     name: str | None = Field(default=None, min_length=1, max_length=200)
     role: Role | None = None
     active: bool | None = None
-    password: str | None = Password
+    password: str | None = Field(default=None, **PASSWORD_RULES)

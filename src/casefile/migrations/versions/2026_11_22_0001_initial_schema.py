@@ -48,7 +48,7 @@ def upgrade() -> None:
         batch_op.create_index('ix_cases_jurisdiction', ['jurisdiction'], unique=False)
         batch_op.create_index('ix_cases_priority_created_at', ['priority', 'created_at', 'id'], unique=False)
         batch_op.create_index('ix_cases_status_created_at', ['status', 'created_at', 'id'], unique=False)
-        batch_op.create_index('ix_cases_title_id', ['title', 'id'], unique=False)
+        batch_op.create_index('ix_cases_title_lower_id', [sa.text('lower(title)'), 'id'], unique=False)
         batch_op.create_index('ix_cases_updated_at_id', ['updated_at', 'id'], unique=False)
 
     op.create_table('events',
@@ -217,7 +217,7 @@ def downgrade() -> None:
     op.drop_table('events')
     with op.batch_alter_table('cases', schema=None) as batch_op:
         batch_op.drop_index('ix_cases_updated_at_id')
-        batch_op.drop_index('ix_cases_title_id')
+        batch_op.drop_index('ix_cases_title_lower_id')
         batch_op.drop_index('ix_cases_status_created_at')
         batch_op.drop_index('ix_cases_priority_created_at')
         batch_op.drop_index('ix_cases_jurisdiction')
