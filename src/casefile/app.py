@@ -14,6 +14,8 @@ from casefile import __version__, envelope, error_handlers
 from casefile.admin import build_admin_router
 from casefile.auth.router import router as auth_router
 from casefile.cases.router import router as cases_router
+from casefile.documents.router import router as documents_router
+from casefile.documents.service import collect_orphaned_content
 from casefile.middleware import BodyLimitMiddleware, RequestIdMiddleware
 from casefile.runtime import Runtime
 from casefile.settings import Settings
@@ -27,6 +29,7 @@ def build_api_router() -> APIRouter:
     api.include_router(auth_router)
     api.include_router(users_router)
     api.include_router(cases_router)
+    api.include_router(documents_router)
     api.include_router(build_admin_router())
     return api
 
@@ -38,6 +41,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         runtime = Runtime.start(settings)
         app.state.runtime = runtime
+        collected = await collect_orphaned_content(runtime)
+        if collected:
+            log.info("collected %d stored files no document refers to", collected)
         try:
             yield
         finally:

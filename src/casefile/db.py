@@ -8,12 +8,15 @@ transactions, so reads never wait for writers (WAL). On PostgreSQL both are the 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import DateTime, MetaData, TypeDecorator, event
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import DeclarativeBase
@@ -82,6 +85,42 @@ def make_engine(settings: Settings, *, immediate: bool, pooled: bool = True) -> 
     return create_async_engine(url, pool_pre_ping=True, **pool)
 
 
+AfterCommit = Callable[[], Awaitable[None]]
+_AFTER_COMMIT = "after_commit"
+log = logging.getLogger(__name__)
+
+
+def after_commit(session: AsyncSession, action: AfterCommit) -> None:
+    """Run `action` once the session's transaction has committed (never if it rolls back).
+    For work outside the database that must not happen unless the change is durable, such as
+    removing a file that no committed row refers to any more."""
+    session.info.setdefault(_AFTER_COMMIT, []).append(action)
+
+
+async def finish(session: AsyncSession, *, commit: bool) -> None:
+    """End the session's transaction: commit and run the after-commit actions, or roll back."""
+    actions: list[AfterCommit] = session.info.pop(_AFTER_COMMIT, [])
+    if not commit:
+        await session.rollback()
+        return
+    await session.commit()
+    for action in actions:
+        try:
+            await action()
+        except Exception:
+            # The change is committed; a failed follow-up is logged and left for the next sweep.
+            log.exception("after-commit action failed")
+
+
+def dialect_name(session: AsyncSession) -> str:
+    return session.get_bind().dialect.name
+
+
+def dialect_insert(session: AsyncSession) -> Callable[..., Any]:
+    """The dialect's INSERT construct, for upserts (`on_conflict_do_update`)."""
+    return pg_insert if dialect_name(session) == "postgresql" else sqlite_insert
+
+
 class Database:
     """The engines of one process. `session(write=...)` opens a session for one unit of work."""
 
@@ -99,8 +138,13 @@ class Database:
     @asynccontextmanager
     async def transaction(self, *, write: bool = True) -> AsyncIterator[AsyncSession]:
         """One transaction: commit when the block ends normally, roll back on any exception."""
-        async with self.session(write=write) as session, session.begin():
-            yield session
+        async with self.session(write=write) as session:
+            try:
+                yield session
+            except BaseException:
+                await finish(session, commit=False)
+                raise
+            await finish(session, commit=True)
 
     async def dispose(self) -> None:
         await self.engine.dispose()

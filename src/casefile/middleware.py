@@ -15,7 +15,9 @@ from casefile.errors import AppError, PayloadTooLarge, UnsupportedMediaType
 
 # Bodies of these types are streamed by their endpoints, which enforce their own limits.
 STREAMED_CONTENT_TYPES = ("multipart/form-data",)
-JSON_CONTENT_TYPES = ("application/json",)
+# Accepted here (within the size limit) and judged by the endpoint: JSON, and the plain form
+# encoding, which upload endpoints answer with a clear "file is required".
+ACCEPTED_CONTENT_TYPES = ("application/json", "application/x-www-form-urlencoded")
 
 
 class RequestIdMiddleware:
@@ -82,7 +84,7 @@ class BodyLimitMiddleware:
             chunks.append(chunk)
             more = message.get("more_body", False)
         body = b"".join(chunks)
-        if body and content_type not in JSON_CONTENT_TYPES and not content_type.endswith("+json"):
+        if body and content_type not in ACCEPTED_CONTENT_TYPES and not content_type.endswith("+json"):
             refused = UnsupportedMediaType("Send the request body as application/json")
             await app_error_response(refused)(scope, receive, send)
             return

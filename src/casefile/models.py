@@ -4,6 +4,7 @@ from casefile.api_keys.models import ApiKey
 from casefile.auth.models import AuthSession, RefreshToken, RevokedSession
 from casefile.cases.models import Case, CaseAssignee, CaseNumberCounter
 from casefile.db import Base
+from casefile.documents.models import Blob, Document
 from casefile.events.models import Event
 from casefile.users.models import User
 
@@ -11,9 +12,11 @@ __all__ = [
     "ApiKey",
     "AuthSession",
     "Base",
+    "Blob",
     "Case",
     "CaseAssignee",
     "CaseNumberCounter",
+    "Document",
     "Event",
     "RefreshToken",
     "RevokedSession",

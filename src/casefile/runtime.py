@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from redis.asyncio import Redis
 
 from casefile.auth.denylist import DatabaseDenyList, DenyList, RedisDenyList
 from casefile.db import Database
 from casefile.settings import Settings
+from casefile.storage import ContentStore, LocalContentStore
 
 
 @dataclass
@@ -17,15 +21,38 @@ class Runtime:
     db: Database
     deny_list: DenyList
     redis: Redis | None
+    store: ContentStore
 
     @classmethod
     def start(cls, settings: Settings) -> Runtime:
         settings.ensure_data_dir()
+        settings.content_dir.mkdir(exist_ok=True)
+        settings.upload_temp_dir.mkdir(exist_ok=True)
+        _remove_stale_uploads(settings.upload_temp_dir)
         redis = Redis.from_url(settings.redis_url) if settings.redis_url else None
         deny_list: DenyList = RedisDenyList(redis) if redis is not None else DatabaseDenyList()
-        return cls(settings=settings, db=Database(settings), deny_list=deny_list, redis=redis)
+        return cls(
+            settings=settings,
+            db=Database(settings),
+            deny_list=deny_list,
+            redis=redis,
+            store=LocalContentStore(settings.content_dir),
+        )
 
     async def close(self) -> None:
         await self.db.dispose()
         if self.redis is not None:
             await self.redis.aclose()
+
+
+STALE_UPLOAD_SECONDS = 24 * 3600
+
+
+def _remove_stale_uploads(temp_dir: Path) -> None:
+    """Temporary files of uploads cut off by a crash. Only old ones: other processes sharing the
+    data dir may be receiving uploads right now."""
+    cutoff = time.time() - STALE_UPLOAD_SECONDS
+    for path in temp_dir.glob("upload-*.part"):
+        with contextlib.suppress(FileNotFoundError):
+            if path.stat().st_mtime < cutoff:
+                path.unlink()

@@ -33,6 +33,7 @@ class Settings(BaseSettings):
     jwt_audience: str = "casefile-api"
 
     max_json_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+    max_upload_bytes: int = Field(default=50 * 1024 * 1024, ge=1, description="Largest accepted document")
     db_pool_size: int = Field(default=10, ge=1, le=200)
     log_level: str = "INFO"
 
@@ -61,6 +62,15 @@ class Settings(BaseSettings):
         if self.jwt_secret is not None:
             return self.jwt_secret.get_secret_value()
         return _read_or_create_secret(self.data_dir / "jwt-secret")
+
+    @property
+    def content_dir(self) -> Path:
+        return self.data_dir / "content"
+
+    @property
+    def upload_temp_dir(self) -> Path:
+        """Uploads in progress: in the data dir, so the finished file is renamed, not copied."""
+        return self.data_dir / "tmp"
 
     def ensure_data_dir(self) -> None:
         self.data_dir.mkdir(parents=True, exist_ok=True)

@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.auth.permissions import Principal
 from casefile.auth.service import authenticate_api_key, authenticate_bearer
+from casefile.db import finish
 from casefile.errors import Forbidden, admin_required, invalid_token, no_credentials, permission_missing
 from casefile.runtime import Runtime
 
@@ -30,15 +31,22 @@ RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 
 async def get_session(request: Request, runtime: RuntimeDep) -> AsyncIterator[AsyncSession]:
     """The request's one transaction: committed when the handler returns, rolled back if it raises."""
-    write = request.method not in SAFE_METHODS
+    write = request.method not in SAFE_METHODS and not _streams_its_body(request)
     async with runtime.db.session(write=write) as session:
         session.info["write"] = write
         try:
             yield session
-            await session.commit()
         except BaseException:
-            await session.rollback()
+            await finish(session, commit=False)
             raise
+        await finish(session, commit=True)
+
+
+def _streams_its_body(request: Request) -> bool:
+    """Uploads authenticate on a read transaction, stream the body with no transaction open, and
+    then write in a transaction of their own: a slow upload must not hold SQLite's write lock
+    (or a PostgreSQL connection) while its bytes trickle in."""
+    return request.headers.get("content-type", "").lower().startswith("multipart/form-data")
 
 
 # scope="function": the commit happens when the handler returns, before the response is sent, so

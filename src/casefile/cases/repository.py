@@ -3,17 +3,12 @@
 from __future__ import annotations
 
 from sqlalchemy import TextClause, case, func, select, text
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.cases.models import Case, CaseNumberCounter
 from casefile.cases.schemas import PRIORITIES, STATUSES, CaseOut
+from casefile.db import dialect_insert, dialect_name
 from casefile.listing import ListSpec
-
-
-def _dialect(session: AsyncSession) -> str:
-    return session.get_bind().dialect.name
 
 
 def search_condition(session: AsyncSession, words: list[str]) -> TextClause:
@@ -21,7 +16,7 @@ def search_condition(session: AsyncSession, words: list[str]) -> TextClause:
     name or description. PostgreSQL: the GIN-indexed `search_vector`; SQLite: the FTS5 index
     `cases_fts`. Words are letters and digits only (see listing.search_words), so they are safe
     inside the query syntax of both."""
-    if _dialect(session) == "postgresql":
+    if dialect_name(session) == "postgresql":
         query = " & ".join(f"{word}:*" for word in words)
         return text("cases.search_vector @@ to_tsquery('simple', :case_search)").bindparams(case_search=query)
     query = " ".join(f'"{word}"*' for word in words)
@@ -58,7 +53,7 @@ CASE_LIST = ListSpec(
 async def next_case_number(session: AsyncSession, year: int) -> str:
     """`YYYY-NNNNNN`, from a per-year counter bumped by one atomic upsert (concurrent creates
     never get the same number)."""
-    insert = pg_insert if _dialect(session) == "postgresql" else sqlite_insert
+    insert = dialect_insert(session)
     statement = (
         insert(CaseNumberCounter)
         .values(year=year, last_value=1)

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Depends, Query
 from fastapi.responses import JSONResponse
 
 from casefile import envelope
-from casefile.auth.dependencies import Require, SessionDep
+from casefile.auth.dependencies import Require, RuntimeDep, SessionDep
 from casefile.auth.permissions import Principal
 from casefile.cases import service
 from casefile.cases.repository import CASE_LIST
@@ -67,9 +67,12 @@ async def patch_case(
 
 
 @router.delete("/{case_id}", response_model=Envelope[DeletedOut])
-async def delete_case(case_id: str, principal: CasesDelete, session: SessionDep) -> JSONResponse:
-    """Delete the case and everything attached to it. Emits `case.deleted`."""
-    await service.delete_case(session, principal, case_id)
+async def delete_case(
+    case_id: str, principal: CasesDelete, session: SessionDep, runtime: RuntimeDep
+) -> JSONResponse:
+    """Delete the case with its documents and their content. Emits `document.deleted` for each
+    document and `case.deleted`."""
+    await service.delete_case(session, runtime, principal, case_id)
     return envelope.deleted(case_id)
 
 

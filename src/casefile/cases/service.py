@@ -20,10 +20,12 @@ from casefile.cases.schemas import (
     CaseUpdate,
 )
 from casefile.clock import utcnow
+from casefile.documents import service as documents_service
 from casefile.errors import ErrorDetail, InvalidStatusTransition, NotFound, ValidationFailed
 from casefile.events import catalogue
 from casefile.events.outbox import emit
 from casefile.listing import ListQuery, fetch_page
+from casefile.runtime import Runtime
 from casefile.users.models import User
 
 AUTO_NUMBER_ATTEMPTS = 5
@@ -136,8 +138,11 @@ async def update_case(session: AsyncSession, actor: Principal, case_id: str, bod
     return case
 
 
-async def delete_case(session: AsyncSession, actor: Principal, case_id: str) -> None:
+async def delete_case(session: AsyncSession, runtime: Runtime, actor: Principal, case_id: str) -> None:
+    """Delete the case with its documents and (after the commit) their content."""
     case = await get_case(session, case_id)
+    documents = await documents_service.documents_of_case(session, case_id)
+    await documents_service.remove_documents(session, runtime, actor, documents, reason="case_deleted")
     await emit(session, "case.deleted", catalogue.case_deleted(case, actor.actor_id))
     await session.delete(case)
     await session.flush()

@@ -12,6 +12,7 @@ from casefile.clock import format_timestamp, utcnow
 
 if TYPE_CHECKING:
     from casefile.cases.models import Case
+    from casefile.documents.models import Document
     from casefile.users.models import User
 
 EVENT_NAMES: tuple[str, ...] = (
@@ -95,3 +96,42 @@ def user_permissions_changed(
     user: User, changes: dict[str, dict[str, Any]], changed_by: str | None
 ) -> dict[str, Any]:
     return {"user_id": user.id, "email": user.email, "changes": changes, "changed_by": changed_by}
+
+
+def document_uploaded(document: Document) -> dict[str, Any]:
+    return {
+        "document_id": document.id,
+        "case_id": document.case_id,
+        "title": document.title,
+        "document_type": document.document_type,
+        "tags": document.tags,
+        "description": document.description,
+        "file_size": document.file_size,
+        "file_type": document.file_type,
+        "uploaded_by": document.uploaded_by,
+        "uploaded_at": format_timestamp(document.uploaded_at),
+    }
+
+
+def document_updated(
+    document: Document, changes: dict[str, dict[str, Any]], updated_by: str | None
+) -> dict[str, Any]:
+    return {
+        "document_id": document.id,
+        "case_id": document.case_id,
+        "changes": changes,
+        "updated_by": updated_by,
+        "updated_at": format_timestamp(document.updated_at),
+    }
+
+
+def document_deleted(document: Document, deleted_by: str | None, reason: str) -> dict[str, Any]:
+    return {
+        "document_id": document.id,
+        "case_id": document.case_id,
+        "title": document.title,
+        "sha256": document.sha256,
+        "deleted_by": deleted_by,
+        "reason": reason,
+        "deleted_at": format_timestamp(utcnow()),
+    }

@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, ForeignKey, Index, String, Text, func
+from sqlalchemy.orm import Mapped, mapped_column
+
+from casefile.clock import new_id, utcnow
+from casefile.db import Base, UTCDateTime
+
+
+class Document(Base):
+    __tablename__ = "documents"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True, default=lambda: new_id("doc"))
+    case_id: Mapped[str] = mapped_column(ForeignKey("cases.id", ondelete="CASCADE"))
+    title: Mapped[str] = mapped_column(String(500))
+    document_type: Mapped[str | None] = mapped_column(String(100))
+    tags: Mapped[list[str]] = mapped_column(JSON, default=list)
+    description: Mapped[str | None] = mapped_column(Text)
+    file_name: Mapped[str] = mapped_column(String(255))
+    file_size: Mapped[int] = mapped_column(BigInteger)
+    file_type: Mapped[str] = mapped_column(String(127))
+    sha256: Mapped[str] = mapped_column(String(64), index=True)
+    uploaded_by: Mapped[str | None] = mapped_column(String(40))
+    uploaded_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    processing_status: Mapped[str] = mapped_column(String(20), default="pending")
+    ai: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+
+    __table_args__ = (
+        Index("ix_documents_case_id_uploaded_at", "case_id", "uploaded_at", "id"),
+        Index("ix_documents_case_id_title", "case_id", func.lower(title), "id"),
+        Index("ix_documents_case_id_file_size", "case_id", "file_size", "id"),
+    )
+
+
+class Blob(Base):
+    """One stored content file, shared by every document with the same SHA-256. Its row is the
+    lock that orders uploads and deletions of the same content (see documents.service)."""
+
+    __tablename__ = "blobs"
+
+    sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    size: Mapped[int] = mapped_column(BigInteger)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

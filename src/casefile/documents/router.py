@@ -1,0 +1,200 @@
+from __future__ import annotations
+
+from typing import Annotated
+from urllib.parse import quote
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+
+from casefile import envelope
+from casefile.auth.dependencies import Require, RuntimeDep, SessionDep
+from casefile.auth.permissions import Principal
+from casefile.documents import service
+from casefile.documents.models import Document
+from casefile.documents.schemas import DocumentOut, DocumentUpdate
+from casefile.envelope import DeletedOut, Envelope, PageEnvelope
+from casefile.errors import AppError
+from casefile.listing import ListQuery, list_query, parse_fields, project
+
+router = APIRouter(tags=["documents"])
+
+DocumentsRead = Annotated[Principal, Depends(Require("read:documents"))]
+DocumentsWrite = Annotated[Principal, Depends(Require("write:documents"))]
+DocumentsDelete = Annotated[Principal, Depends(Require("delete:documents"))]
+DocumentListQuery = Annotated[ListQuery, Depends(list_query(service.DOCUMENT_LIST))]
+FieldsParam = Annotated[str | None, Query(description="Comma-separated names of the fields to return")]
+
+
+class RangeNotSatisfiable(AppError):
+    status_code = 416
+    code = "RANGE_NOT_SATISFIABLE"
+    default_message = "The requested range is outside the document"
+
+
+@router.get("/cases/{case_id}/documents", response_model=PageEnvelope[DocumentOut])
+async def list_documents(
+    case_id: str, _: DocumentsRead, session: SessionDep, query: DocumentListQuery
+) -> JSONResponse:
+    """A case's documents: paginated, sortable (`uploaded_at`, `title`, `file_size`), `document_type`
+    filter, `search` over title, description and file name."""
+    documents, total = await service.list_documents(session, case_id, query)
+    items = [project(DocumentOut.dump(d), query.fields) for d in documents]
+    return envelope.paginated(items, page=query.page, limit=query.limit, total=total)
+
+
+@router.post(
+    "/cases/{case_id}/documents",
+    response_model=Envelope[DocumentOut],
+    status_code=201,
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {
+                "multipart/form-data": {
+                    "schema": {
+                        "type": "object",
+                        "required": ["file"],
+                        "properties": {
+                            "file": {"type": "string", "format": "binary"},
+                            "title": {"type": "string", "description": "Default: the file name"},
+                            "document_type": {"type": "string"},
+                            "tags": {
+                                "type": "array",
+                                "items": {"type": "string"},
+                                "description": (
+                                    "Repeated fields, one comma-separated value, or a JSON array string"
+                                ),
+                            },
+                            "description": {"type": "string"},
+                        },
+                    }
+                }
+            },
+        }
+    },
+)
+async def upload_document(
+    case_id: str, request: Request, principal: DocumentsWrite, session: SessionDep, runtime: RuntimeDep
+) -> JSONResponse:
+    """Upload a document (multipart/form-data). The body is streamed to disk, never held in
+    memory; the type is detected from the content. Emits `document.uploaded`."""
+    document = await service.upload_document(
+        session,
+        runtime,
+        principal,
+        case_id,
+        body=request.stream(),
+        content_type=request.headers.get("content-type", ""),
+    )
+    return envelope.created(DocumentOut.dump(document))
+
+
+@router.get("/documents/{document_id}", response_model=Envelope[DocumentOut])
+async def get_document(
+    document_id: str, _: DocumentsRead, session: SessionDep, fields: FieldsParam = None
+) -> JSONResponse:
+    selected = parse_fields(fields, service.DOCUMENT_LIST.output_fields)
+    return envelope.ok(project(DocumentOut.dump(await service.get_document(session, document_id)), selected))
+
+
+@router.get(
+    "/documents/{document_id}/content",
+    responses={200: {"content": {"application/octet-stream": {}}, "description": "The document's bytes"}},
+)
+async def download_document(
+    document_id: str, request: Request, _: DocumentsRead, session: SessionDep, runtime: RuntimeDep
+) -> Response:
+    """The document's bytes, with its detected type, an ETag (the SHA-256), `If-None-Match` (304)
+    and single `Range` requests (206)."""
+    document = await service.get_document(session, document_id)
+    etag = f'"{document.sha256}"'
+    headers = {
+        "ETag": etag,
+        "Accept-Ranges": "bytes",
+        "Content-Disposition": content_disposition(document),
+        "X-Content-Type-Options": "nosniff",
+        "Cache-Control": "private, no-cache",
+    }
+    if etag in _etags(request.headers.get("if-none-match")):
+        return Response(status_code=304, headers=headers)
+    size = document.file_size
+    start, length, status = 0, size, 200
+    byte_range = _single_range(request.headers.get("range"), size)
+    if byte_range is not None:
+        start, end = byte_range
+        length, status = end - start + 1, 206
+        headers["Content-Range"] = f"bytes {start}-{end}/{size}"
+    headers["Content-Length"] = str(length)
+    return StreamingResponse(
+        runtime.store.read(document.sha256, start, length),
+        status_code=status,
+        media_type=document.file_type,
+        headers=headers,
+    )
+
+
+def content_disposition(document: Document) -> str:
+    """RFC 6266: an ASCII fallback plus the exact name as `filename*` (RFC 5987 encoding). The name
+    was sanitized at upload (no path, no control characters, no quotes)."""
+    name = document.file_name
+    fallback = name.encode("ascii", "replace").decode("ascii").replace("?", "_")
+    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(name, safe='')}"
+
+
+def _etags(header: str | None) -> set[str]:
+    if not header:
+        return set()
+    return {tag.strip().removeprefix("W/") for tag in header.split(",")}
+
+
+def _single_range(header: str | None, size: int) -> tuple[int, int] | None:
+    """(first, last) byte of a single `bytes=` range; None to send everything (no header, several
+    ranges, or a form we do not serve)."""
+    if not header or not header.startswith("bytes=") or "," in header:
+        return None
+    first, sep, last = header.removeprefix("bytes=").strip().partition("-")
+    if not sep or not (first.isdigit() or last.isdigit()) or (first and not first.isdigit()):
+        return None
+    if last and not last.isdigit():
+        return None
+    if not first:  # the last N bytes
+        length = int(last)
+        if length == 0:
+            raise RangeNotSatisfiable(headers={"Content-Range": f"bytes */{size}"})
+        return max(0, size - length), size - 1
+    start = int(first)
+    end = min(int(last), size - 1) if last else size - 1
+    if start >= size or end < start:
+        raise RangeNotSatisfiable(headers={"Content-Range": f"bytes */{size}"})
+    return start, end
+
+
+async def _update(
+    document_id: str, body: DocumentUpdate, principal: Principal, session: SessionDep
+) -> JSONResponse:
+    return envelope.ok(DocumentOut.dump(await service.update_document(session, principal, document_id, body)))
+
+
+@router.put("/documents/{document_id}", response_model=Envelope[DocumentOut])
+async def put_document(
+    document_id: str, body: DocumentUpdate, principal: DocumentsWrite, session: SessionDep
+) -> JSONResponse:
+    """Update title, document_type, tags or description (any subset). Emits `document.updated`."""
+    return await _update(document_id, body, principal, session)
+
+
+@router.patch("/documents/{document_id}", response_model=Envelope[DocumentOut])
+async def patch_document(
+    document_id: str, body: DocumentUpdate, principal: DocumentsWrite, session: SessionDep
+) -> JSONResponse:
+    """Update title, document_type, tags or description (any subset). Emits `document.updated`."""
+    return await _update(document_id, body, principal, session)
+
+
+@router.delete("/documents/{document_id}", response_model=Envelope[DeletedOut])
+async def delete_document(
+    document_id: str, principal: DocumentsDelete, session: SessionDep, runtime: RuntimeDep
+) -> JSONResponse:
+    """Delete the document and, when no other document shares it, its content. Emits `document.deleted`."""
+    await service.delete_document(session, runtime, principal, document_id)
+    return envelope.deleted(document_id)

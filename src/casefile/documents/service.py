@@ -1,0 +1,220 @@
+"""Document rules: uploads (streamed, sniffed, content-addressed), reads, updates, deletion, and
+the lifetime of shared content files.
+
+Content lifetime: a `blobs` row per stored file. An upload upserts the row (which locks it)
+before it places the file; a deletion, after its commit, collects the content in a transaction of
+its own that locks the row, and removes row and file only if no document refers to the content.
+So an upload and a collection of the same content never interleave, and a file is only ever
+removed when no committed document needs it.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import AsyncIterator
+from functools import partial
+from typing import Any
+
+from sqlalchemy import ColumnElement, and_, exists, func, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from casefile.auth.permissions import Principal
+from casefile.cases.models import Case
+from casefile.clock import utcnow
+from casefile.db import after_commit, dialect_insert
+from casefile.documents.models import Blob, Document
+from casefile.documents.schemas import TITLE_REQUIRED, DocumentOut, DocumentUpdate, UploadForm
+from casefile.documents.sniff import ALLOWED_TYPES, detect
+from casefile.documents.upload import FILE_FIELD, receive_upload
+from casefile.errors import NotFound, UnsupportedMediaType, ValidationFailed
+from casefile.events import catalogue
+from casefile.events.outbox import emit
+from casefile.listing import ListQuery, ListSpec, fetch_page
+from casefile.runtime import Runtime
+
+
+def _search_documents(session: AsyncSession, words: list[str]) -> ColumnElement[bool]:
+    # Within one case's documents: a substring match per word is enough.
+    columns = (Document.title, Document.description, Document.file_name)
+    return and_(*(or_(*(func.lower(c).like(f"%{w}%") for c in columns)) for w in words))
+
+
+DOCUMENT_LIST = ListSpec(
+    model=Document,
+    sortable={
+        "uploaded_at": Document.uploaded_at,
+        "title": func.lower(Document.title),
+        "file_size": Document.file_size,
+    },
+    default_sort="uploaded_at",
+    tiebreak=Document.id,
+    output_fields=frozenset(DocumentOut.model_fields),
+    filters={"document_type": Document.document_type},
+    search=_search_documents,
+)
+
+_UNSAFE_NAME_CHARACTERS = re.compile(r"[\x00-\x1f\x7f\"\\/:*?<>|]")
+
+
+def safe_file_name(name: str) -> str:
+    """The last path component, without control or reserved characters; never empty."""
+    name = unicodedata.normalize("NFC", name).replace("\\", "/").rsplit("/", 1)[-1]
+    name = _UNSAFE_NAME_CHARACTERS.sub("_", name).strip(" .")
+    return name[:255] or "document"
+
+
+async def _get_case(session: AsyncSession, case_id: str) -> Case:
+    case = await session.get(Case, case_id)
+    if case is None:
+        raise NotFound("Case not found")
+    return case
+
+
+async def get_document(session: AsyncSession, document_id: str) -> Document:
+    document = await session.get(Document, document_id)
+    if document is None:
+        raise NotFound("Document not found")
+    return document
+
+
+async def list_documents(session: AsyncSession, case_id: str, query: ListQuery) -> tuple[list[Document], int]:
+    await _get_case(session, case_id)
+    return await fetch_page(session, DOCUMENT_LIST, query, conditions=[Document.case_id == case_id])
+
+
+async def upload_document(
+    session: AsyncSession,
+    runtime: Runtime,
+    actor: Principal,
+    case_id: str,
+    *,
+    body: AsyncIterator[bytes],
+    content_type: str,
+) -> Document:
+    await _get_case(session, case_id)  # before reading a byte of the body
+    await session.commit()  # and hold no transaction or connection while the body streams in
+    settings = runtime.settings
+    async with receive_upload(
+        body, content_type, temp_dir=settings.upload_temp_dir, max_file_bytes=settings.max_upload_bytes
+    ) as received:
+        form = UploadForm.from_fields(received.fields)
+        if received.path is None:
+            raise ValidationFailed.on(FILE_FIELD, "File is required")
+        if received.size == 0:
+            raise ValidationFailed.on(FILE_FIELD, "File is empty")
+        file_name = safe_file_name(received.file_name or form.title or "document")
+        file_type = detect(received.head, file_name, complete=received.head_is_complete)
+        if file_type not in ALLOWED_TYPES:
+            raise UnsupportedMediaType(
+                f"This kind of file is not accepted ({file_type or 'unrecognised content'})"
+            )
+        async with runtime.db.transaction(write=True) as writer:
+            await _get_case(writer, case_id)  # it may have gone while the body streamed in
+            await _hold_blob(writer, received.sha256, received.size)
+            await runtime.store.put(received.sha256, received.path)
+            now = utcnow()
+            document = Document(
+                case_id=case_id,
+                title=form.title or file_name,
+                document_type=form.document_type,
+                tags=form.tags or [],
+                description=form.description,
+                file_name=file_name,
+                file_size=received.size,
+                file_type=file_type,
+                sha256=received.sha256,
+                uploaded_by=actor.actor_id,
+                uploaded_at=now,
+                updated_at=now,
+                processing_status="pending",
+            )
+            writer.add(document)
+            await writer.flush()
+            await emit(writer, "document.uploaded", catalogue.document_uploaded(document))
+    return document
+
+
+async def _hold_blob(session: AsyncSession, sha256: str, size: int) -> None:
+    """Create or lock the content's row until this transaction ends (an upsert takes the row lock
+    on PostgreSQL; on SQLite the write transaction is exclusive already)."""
+    insert = dialect_insert(session)
+    await session.execute(
+        insert(Blob)
+        .values(sha256=sha256, size=size, created_at=utcnow())
+        .on_conflict_do_update(index_elements=[Blob.sha256], set_={"size": size})
+    )
+
+
+async def collect_content(runtime: Runtime, sha256: str) -> None:
+    """Remove stored content that no document refers to any more."""
+    async with runtime.db.transaction(write=True) as session:
+        blob = await session.scalar(select(Blob).where(Blob.sha256 == sha256).with_for_update())
+        if blob is None:
+            return
+        if await session.scalar(select(exists().where(Document.sha256 == sha256))):
+            return
+        await session.delete(blob)
+        await session.flush()
+        # Inside the locked transaction: an upload of the same bytes waits on the row, and places
+        # its file only after this removal.
+        await runtime.store.delete(sha256)
+
+
+async def collect_orphaned_content(runtime: Runtime) -> int:
+    """Collect content left behind when a process stopped between a deletion and its collection."""
+    async with runtime.db.transaction(write=False) as session:
+        orphans = list(
+            await session.scalars(select(Blob.sha256).where(~exists().where(Document.sha256 == Blob.sha256)))
+        )
+    for sha256 in orphans:
+        await collect_content(runtime, sha256)
+    return len(orphans)
+
+
+async def update_document(
+    session: AsyncSession, actor: Principal, document_id: str, body: DocumentUpdate
+) -> Document:
+    document = await get_document(session, document_id)
+    values = body.model_dump(exclude_unset=True)
+    if "title" in values and not values["title"]:
+        raise ValidationFailed.on("title", TITLE_REQUIRED)
+    if "tags" in values and values["tags"] is None:
+        values["tags"] = []
+    changes: dict[str, dict[str, Any]] = {
+        name: {"from": getattr(document, name), "to": value}
+        for name, value in values.items()
+        if getattr(document, name) != value
+    }
+    if not changes:
+        return document
+    for name, change in changes.items():
+        setattr(document, name, change["to"])
+    document.updated_at = utcnow()
+    await session.flush()
+    await emit(session, "document.updated", catalogue.document_updated(document, changes, actor.actor_id))
+    return document
+
+
+async def delete_document(
+    session: AsyncSession, runtime: Runtime, actor: Principal, document_id: str
+) -> None:
+    document = await get_document(session, document_id)
+    await remove_documents(session, runtime, actor, [document], reason="deleted")
+
+
+async def remove_documents(
+    session: AsyncSession, runtime: Runtime, actor: Principal, documents: list[Document], *, reason: str
+) -> None:
+    """Delete documents (emitting `document.deleted` for each) and, once that has committed,
+    collect their content."""
+    for document in documents:
+        await emit(session, "document.deleted", catalogue.document_deleted(document, actor.actor_id, reason))
+        await session.delete(document)
+    await session.flush()
+    for sha256 in {d.sha256 for d in documents}:
+        after_commit(session, partial(collect_content, runtime, sha256))
+
+
+async def documents_of_case(session: AsyncSession, case_id: str) -> list[Document]:
+    return list(await session.scalars(select(Document).where(Document.case_id == case_id)))
