@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -20,6 +21,7 @@ from casefile.middleware import BodyLimitMiddleware, RequestIdMiddleware
 from casefile.runtime import Runtime
 from casefile.settings import Settings
 from casefile.users.router import router as users_router
+from casefile.worker.loop import run_worker
 
 log = logging.getLogger("casefile")
 
@@ -44,9 +46,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         collected = await collect_orphaned_content(runtime)
         if collected:
             log.info("collected %d stored files no document refers to", collected)
+        stop = asyncio.Event()
+        worker = asyncio.create_task(run_worker(runtime, stop)) if settings.worker_enabled else None
         try:
             yield
         finally:
+            stop.set()
+            if worker is not None:
+                await worker
             await runtime.close()
 
     app = FastAPI(

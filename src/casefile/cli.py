@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
+import signal
 import sys
 
 import click
@@ -48,12 +50,18 @@ def main() -> None:
 @click.option("--port", default=8000, show_default=True, type=int)
 @click.option("--workers", default=1, show_default=True, type=int, help="API processes")
 @click.option("--log-level", default=None, help="Overrides CASEFILE_LOG_LEVEL")
-def serve(host: str, port: int, workers: int, log_level: str | None) -> None:
-    """Migrate the database, create the configured administrator, and serve the API."""
+@click.option(
+    "--no-worker", is_flag=True, help="Do not deliver webhooks in this process (run `casefile worker`)"
+)
+def serve(host: str, port: int, workers: int, log_level: str | None, no_worker: bool) -> None:
+    """Migrate the database, create the configured administrator, and serve the API (with the
+    webhook delivery worker, unless --no-worker)."""
     import uvicorn
 
     from casefile.migrate import upgrade
 
+    if no_worker:
+        os.environ["CASEFILE_WORKER_ENABLED"] = "false"  # read by every API process's settings
     settings = _settings()
     level = log_level or settings.log_level
     _configure_logging(level)
@@ -74,6 +82,33 @@ def serve(host: str, port: int, workers: int, log_level: str | None) -> None:
         log_level=level.lower(),
         server_header=False,
     )
+
+
+@main.command()
+def worker() -> None:
+    """Deliver webhooks (alone, beside `casefile serve --no-worker`); stops on SIGTERM or Ctrl-C."""
+    from casefile.migrate import upgrade
+
+    settings = _settings()
+    _configure_logging(settings.log_level)
+    upgrade(settings)
+    asyncio.run(_run_worker(settings))
+
+
+async def _run_worker(settings: Settings) -> None:
+    from casefile.runtime import Runtime
+    from casefile.worker.loop import run_worker
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    runtime = Runtime.start(settings)
+    logging.getLogger("casefile").info("delivery worker started")
+    try:
+        await run_worker(runtime, stop)
+    finally:
+        await runtime.close()
 
 
 @main.command()

@@ -86,30 +86,42 @@ def make_engine(settings: Settings, *, immediate: bool, pooled: bool = True) -> 
 
 
 AfterCommit = Callable[[], Awaitable[None]]
-_AFTER_COMMIT = "after_commit"
+_TRANSACTION_STATE = "transaction_state"
 log = logging.getLogger(__name__)
+
+
+def transaction_state(session: AsyncSession) -> dict[str, Any]:
+    """Scratch space that lives until the session's current transaction ends (see `finish`)."""
+    state: dict[str, Any] = session.info.setdefault(_TRANSACTION_STATE, {})
+    return state
 
 
 def after_commit(session: AsyncSession, action: AfterCommit) -> None:
     """Run `action` once the session's transaction has committed (never if it rolls back).
     For work outside the database that must not happen unless the change is durable, such as
     removing a file that no committed row refers to any more."""
-    session.info.setdefault(_AFTER_COMMIT, []).append(action)
+    transaction_state(session).setdefault("after_commit", []).append(action)
 
 
 async def finish(session: AsyncSession, *, commit: bool) -> None:
     """End the session's transaction: commit and run the after-commit actions, or roll back."""
-    actions: list[AfterCommit] = session.info.pop(_AFTER_COMMIT, [])
+    state: dict[str, Any] = session.info.pop(_TRANSACTION_STATE, {})
     if not commit:
         await session.rollback()
         return
     await session.commit()
-    for action in actions:
+    for action in state.get("after_commit", []):
         try:
             await action()
         except Exception:
             # The change is committed; a failed follow-up is logged and left for the next sweep.
             log.exception("after-commit action failed")
+
+
+async def commit_early(session: AsyncSession) -> None:
+    """Commit the request's transaction before the handler's slow part (an upload's body, a test
+    delivery's HTTP call), so no transaction or connection is held across it."""
+    await finish(session, commit=True)
 
 
 def dialect_name(session: AsyncSession) -> str:
@@ -124,13 +136,15 @@ def dialect_insert(session: AsyncSession) -> Callable[..., Any]:
 class Database:
     """The engines of one process. `session(write=...)` opens a session for one unit of work."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, session_info: dict[str, Any] | None = None) -> None:
         self.settings = settings
         self.is_sqlite = settings.is_sqlite
         self.engine = make_engine(settings, immediate=True)
         self.read_engine = make_engine(settings, immediate=False) if self.is_sqlite else self.engine
-        self._writer = async_sessionmaker(self.engine, expire_on_commit=False)
-        self._reader = async_sessionmaker(self.read_engine, expire_on_commit=False)
+        # `session_info` reaches every session (e.g. the worker's wake-up, used by `emit`).
+        info = session_info or {}
+        self._writer = async_sessionmaker(self.engine, expire_on_commit=False, info=info)
+        self._reader = async_sessionmaker(self.read_engine, expire_on_commit=False, info=info)
 
     def session(self, *, write: bool = True) -> AsyncSession:
         return (self._writer if write else self._reader)()

@@ -7,6 +7,7 @@ from casefile.db import Base
 from casefile.documents.models import Blob, Document
 from casefile.events.models import Event
 from casefile.users.models import User
+from casefile.webhooks.models import Delivery, DeliveryAttempt, Webhook
 
 __all__ = [
     "ApiKey",
@@ -16,9 +17,12 @@ __all__ = [
     "Case",
     "CaseAssignee",
     "CaseNumberCounter",
+    "Delivery",
+    "DeliveryAttempt",
     "Document",
     "Event",
     "RefreshToken",
     "RevokedSession",
     "User",
+    "Webhook",
 ]

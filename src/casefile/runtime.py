@@ -11,8 +11,10 @@ from redis.asyncio import Redis
 
 from casefile.auth.denylist import DatabaseDenyList, DenyList, RedisDenyList
 from casefile.db import Database
+from casefile.secretbox import SecretBox
 from casefile.settings import Settings
 from casefile.storage import ContentStore, LocalContentStore
+from casefile.worker.wakeup import Wakeup
 
 
 @dataclass
@@ -22,6 +24,8 @@ class Runtime:
     deny_list: DenyList
     redis: Redis | None
     store: ContentStore
+    secret_box: SecretBox
+    wakeup: Wakeup
 
     @classmethod
     def start(cls, settings: Settings) -> Runtime:
@@ -31,12 +35,15 @@ class Runtime:
         _remove_stale_uploads(settings.upload_temp_dir)
         redis = Redis.from_url(settings.redis_url) if settings.redis_url else None
         deny_list: DenyList = RedisDenyList(redis) if redis is not None else DatabaseDenyList()
+        wakeup = Wakeup(redis)
         return cls(
             settings=settings,
-            db=Database(settings),
+            db=Database(settings, session_info={"wakeup": wakeup}),
             deny_list=deny_list,
             redis=redis,
             store=LocalContentStore(settings.content_dir),
+            secret_box=SecretBox(settings.encryption_key),
+            wakeup=wakeup,
         )
 
     async def close(self) -> None:

@@ -32,6 +32,16 @@ class Settings(BaseSettings):
     jwt_issuer: str = "casefile"
     jwt_audience: str = "casefile-api"
 
+    secret_key: SecretStr | None = Field(
+        default=None, description="Encrypts webhook secrets at rest; generated into the data dir if unset"
+    )
+    webhook_allow_private_urls: bool = False
+    webhook_timeout_seconds: float = Field(default=30, gt=0, le=300)
+    worker_enabled: bool = Field(default=True, description="Run the delivery worker inside `casefile serve`")
+    worker_concurrency: int = Field(default=64, ge=1, le=1000)
+    worker_per_webhook_concurrency: int = Field(default=8, ge=1, le=1000)
+    worker_poll_seconds: float = Field(default=1.0, gt=0, le=60)
+
     max_json_body_bytes: int = Field(default=1024 * 1024, ge=1024)
     max_upload_bytes: int = Field(default=50 * 1024 * 1024, ge=1, description="Largest accepted document")
     db_pool_size: int = Field(default=10, ge=1, le=200)
@@ -62,6 +72,12 @@ class Settings(BaseSettings):
         if self.jwt_secret is not None:
             return self.jwt_secret.get_secret_value()
         return _read_or_create_secret(self.data_dir / "jwt-secret")
+
+    @cached_property
+    def encryption_key(self) -> str:
+        if self.secret_key is not None:
+            return self.secret_key.get_secret_value()
+        return _read_or_create_secret(self.data_dir / "secret-key")
 
     @property
     def content_dir(self) -> Path:

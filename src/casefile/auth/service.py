@@ -17,6 +17,7 @@ from casefile.auth.jwt_tokens import decode_access_token, issue_access_token
 from casefile.auth.models import AuthSession, RefreshToken
 from casefile.auth.permissions import ROLE_PERMISSIONS, Principal
 from casefile.clock import utcnow
+from casefile.db import commit_early
 from casefile.errors import (
     bad_login,
     invalid_api_key,
@@ -118,7 +119,7 @@ async def refresh(session: AsyncSession, runtime: Runtime, *, refresh_token: str
             # A used token presented again: it leaked. End the whole session, and keep that
             # revocation even though this request fails.
             await revoke_session(session, runtime, stale.session_id, reason="refresh_token_reuse")
-            await session.commit()
+            await commit_early(session)
         raise invalid_refresh_token()
     auth_session = await session.get(AuthSession, session_id)
     user = await session.get(User, auth_session.user_id) if auth_session else None

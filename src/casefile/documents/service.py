@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from casefile.auth.permissions import Principal
 from casefile.cases.models import Case
 from casefile.clock import utcnow
-from casefile.db import after_commit, dialect_insert
+from casefile.db import after_commit, commit_early, dialect_insert
 from casefile.documents.models import Blob, Document
 from casefile.documents.schemas import TITLE_REQUIRED, DocumentOut, DocumentUpdate, UploadForm
 from casefile.documents.sniff import ALLOWED_TYPES, detect
@@ -93,7 +93,7 @@ async def upload_document(
     content_type: str,
 ) -> Document:
     await _get_case(session, case_id)  # before reading a byte of the body
-    await session.commit()  # and hold no transaction or connection while the body streams in
+    await commit_early(session)  # and hold no transaction or connection while the body streams in
     settings = runtime.settings
     async with receive_upload(
         body, content_type, temp_dir=settings.upload_temp_dir, max_file_bytes=settings.max_upload_bytes

@@ -36,6 +36,14 @@ EVENT_NAMES: tuple[str, ...] = (
     "ai.processing_failed",
 )
 
+EVENT_GROUPS: frozenset[str] = frozenset(name.split(".", 1)[0] for name in EVENT_NAMES)
+
+
+def subscribes(patterns: list[str], name: str) -> bool:
+    """Whether a webhook subscribed to `patterns` (names, `*`, `group.*`) receives event `name`."""
+    group = name.split(".", 1)[0]
+    return any(p in ("*", name, f"{group}.*") for p in patterns)
+
 
 def case_created(case: Case) -> dict[str, Any]:
     return {

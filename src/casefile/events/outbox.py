@@ -1,24 +1,52 @@
-"""`emit`: the one way to record an event. It adds the event row to the caller's transaction, so
-the event commits together with the change that caused it, or not at all.
-
-The webhooks issue extends this one function (delivery rows per subscribed webhook, wake-ups);
-callers stay as they are.
-"""
+"""`emit`: the one way to record an event. In the caller's transaction it adds the event row and
+one delivery row per active webhook subscribed to it (the transactional outbox), so the event and
+its deliveries commit together with the change that caused them, or not at all. After the commit,
+the delivery worker is woken."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from casefile.events.catalogue import EVENT_NAMES
+from casefile.clock import utcnow
+from casefile.db import after_commit, transaction_state
+from casefile.events.catalogue import EVENT_NAMES, subscribes
 from casefile.events.models import Event
+from casefile.webhooks.models import Delivery, Webhook
+from casefile.worker.wakeup import Wakeup, notify_in_transaction
 
 
 async def emit(session: AsyncSession, name: str, data: dict[str, Any]) -> Event:
     if name not in EVENT_NAMES:
         raise ValueError(f"unknown event {name!r}")  # a programming error, never user input
-    event = Event(name=name, data=data)
+    event = Event(name=name, data=data, occurred_at=utcnow())
     session.add(event)
     await session.flush()
+    webhooks = await session.scalars(select(Webhook).where(Webhook.active.is_(True)))
+    subscribed = [w for w in webhooks if subscribes(w.events, name)]
+    for webhook in subscribed:
+        session.add(
+            Delivery(
+                webhook_id=webhook.id,
+                event_id=event.id,
+                status="pending",
+                max_attempts=webhook.retry_policy["max_attempts"],
+                next_attempt_at=event.occurred_at,
+            )
+        )
+    if subscribed:
+        await session.flush()
+        await announce_deliveries(session)
     return event
+
+
+async def announce_deliveries(session: AsyncSession) -> None:
+    """Wake the workers once the transaction that created deliveries has committed."""
+    await notify_in_transaction(session)
+    wakeup: Wakeup | None = session.info.get("wakeup")
+    state = transaction_state(session)
+    if wakeup is not None and not state.get("wakeup_registered"):
+        state["wakeup_registered"] = True
+        after_commit(session, wakeup.announce)

@@ -1,0 +1,266 @@
+"""Delivering one event to one webhook: claim, attempt, record.
+
+- `claim_due` (one short transaction) picks due deliveries (`FOR UPDATE SKIP LOCKED` on PostgreSQL;
+  SQLite's write transactions are exclusive), and for each bumps the fencing token, takes a lease
+  longer than one attempt can last, reserves the next attempt number and records the attempt as
+  started. A lease that ran out (its worker died) is taken over, and its attempt marked lost.
+- `attempt` sends the signed body with no transaction open, under one hard time-out for the whole
+  request, reading at most a few KiB of the answer.
+- `record` (one short transaction) writes the outcome, and updates the delivery only if the lease
+  is still this claim's (fencing): success, a retry time, or the dead-letter status.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import httpx
+from sqlalchemy import or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from casefile import __version__
+from casefile.clock import format_timestamp, utcnow
+from casefile.events.models import Event
+from casefile.runtime import Runtime
+from casefile.secretbox import SecretBox
+from casefile.webhooks.models import Delivery, DeliveryAttempt, Webhook
+from casefile.webhooks.signing import signature_headers
+from casefile.webhooks.ssrf import ForbiddenAddress
+
+MAX_DELAY_SECONDS = 3600
+DELIVERY_DEADLINE = timedelta(hours=24)
+RESPONSE_READ_LIMIT = 4096  # bytes of a receiver's answer we read at most
+RESPONSE_KEEP = 1024  # of which we keep this much
+LEASE_MARGIN_SECONDS = 30
+JITTER = 0.2
+
+
+@dataclass(frozen=True)
+class Claim:
+    delivery_id: str
+    lease_token: int
+    attempt_id: str
+    attempt: int
+    webhook_id: str
+    url: str
+    secrets: tuple[str, ...]
+    body: bytes
+
+
+@dataclass(frozen=True)
+class Outcome:
+    started_at: datetime
+    duration_ms: int
+    status_code: int | None
+    error: str | None
+    response_body: str | None
+
+    @property
+    def success(self) -> bool:
+        return self.status_code is not None and 200 <= self.status_code < 300
+
+
+def retry_delay(policy: Mapping[str, Any], attempt: int) -> float:
+    """Seconds before attempt `attempt + 1`: exponential from `initial_delay`, ±20 % jitter, at
+    most an hour (contract §7)."""
+    base = policy["initial_delay"] * policy["backoff_multiplier"] ** (attempt - 1)
+    return float(min(base * random.uniform(1 - JITTER, 1 + JITTER), MAX_DELAY_SECONDS))  # noqa: S311 (not crypto)
+
+
+def signing_secrets(webhook: Webhook, box: SecretBox, now: datetime) -> tuple[str, ...]:
+    """The current secret, then any previous ones still inside their rotation grace period."""
+    current = box.open(webhook.secret_sealed)
+    previous = [
+        box.open(entry["sealed"])
+        for entry in webhook.previous_secrets
+        if datetime.fromisoformat(entry["expires_at"]) > now
+    ]
+    return (current, *previous)
+
+
+def payload_body(event: Event, *, webhook_id: str, delivery_id: str, attempt: int) -> bytes:
+    metadata: dict[str, object] = {"webhook_id": webhook_id, "attempt": attempt, "delivery_id": delivery_id}
+    if event.is_test:
+        metadata["test"] = True
+    payload = {
+        "id": event.payload_id,
+        "event": event.name,
+        "timestamp": format_timestamp(event.occurred_at),
+        "data": event.data,
+        "metadata": metadata,
+    }
+    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def lease_seconds(runtime: Runtime) -> float:
+    return runtime.settings.webhook_timeout_seconds + LEASE_MARGIN_SECONDS
+
+
+async def claim_due(
+    session: AsyncSession,
+    runtime: Runtime,
+    *,
+    limit: int,
+    allowance: dict[str, int] | None = None,
+    default_allowance: int | None = None,
+    delivery_id: str | None = None,
+) -> list[Claim]:
+    """Claim up to `limit` due deliveries, at most `allowance[webhook]` (else `default_allowance`)
+    per webhook; or exactly `delivery_id` (the test endpoint: its webhook may be inactive)."""
+    now = utcnow()
+    statement = (
+        select(Delivery, Webhook)
+        .join(Webhook, Webhook.id == Delivery.webhook_id)
+        .where(
+            Delivery.status.in_(("pending", "retrying")),
+            Delivery.next_attempt_at <= now,
+            or_(Delivery.lease_expires_at.is_(None), Delivery.lease_expires_at < now),
+        )
+        .order_by(Delivery.next_attempt_at)
+        .limit(limit * 4 if default_allowance else limit)
+        .with_for_update(of=Delivery, skip_locked=True)
+    )
+    if delivery_id is not None:
+        statement = statement.where(Delivery.id == delivery_id)
+    else:
+        statement = statement.where(Webhook.active.is_(True))
+    rows = (await session.execute(statement)).unique().all()
+    remaining = dict(allowance or {})
+    claims: list[Claim] = []
+    for delivery, webhook in rows:
+        if len(claims) >= limit:
+            break
+        if default_allowance is not None:
+            left = remaining.get(webhook.id, default_allowance)
+            if left <= 0:
+                continue  # this receiver has enough in flight; others go first
+            remaining[webhook.id] = left - 1
+        if delivery.lease_expires_at is not None:
+            await _close_lost_attempt(session, delivery.id, now)
+        if delivery.attempts_made >= delivery.max_attempts or _past_deadline(delivery, now):
+            delivery.status, delivery.lease_expires_at, delivery.updated_at = "dead", None, now
+            continue
+        delivery.attempts_made += 1
+        delivery.lease_token += 1
+        delivery.lease_expires_at = now + timedelta(seconds=lease_seconds(runtime))
+        delivery.first_attempt_at = delivery.first_attempt_at or now
+        delivery.updated_at = now
+        attempt = DeliveryAttempt(delivery_id=delivery.id, number=delivery.attempts_made, started_at=now)
+        session.add(attempt)
+        await session.flush()
+        claims.append(
+            Claim(
+                delivery_id=delivery.id,
+                lease_token=delivery.lease_token,
+                attempt_id=attempt.id,
+                attempt=delivery.attempts_made,
+                webhook_id=webhook.id,
+                url=webhook.url,
+                secrets=signing_secrets(webhook, runtime.secret_box, now),
+                body=payload_body(
+                    delivery.event,
+                    webhook_id=webhook.id,
+                    delivery_id=delivery.id,
+                    attempt=delivery.attempts_made,
+                ),
+            )
+        )
+    await session.flush()
+    return claims
+
+
+def _past_deadline(delivery: Delivery, now: datetime) -> bool:
+    return delivery.first_attempt_at is not None and now > delivery.first_attempt_at + DELIVERY_DEADLINE
+
+
+async def _close_lost_attempt(session: AsyncSession, delivery_id: str, now: datetime) -> None:
+    await session.execute(
+        update(DeliveryAttempt)
+        .where(DeliveryAttempt.delivery_id == delivery_id, DeliveryAttempt.finished_at.is_(None))
+        .values(
+            finished_at=now, success=False, error="The worker stopped during this attempt (its lease ran out)"
+        )
+    )
+
+
+async def attempt(client: httpx.AsyncClient, claim: Claim, timeout: float) -> Outcome:
+    """POST the signed body once. Never raises for the receiver's failures: they are the outcome."""
+    started_at = utcnow()
+    clock = time.monotonic()
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": f"casefile-webhooks/{__version__}",
+        **signature_headers(claim.body, claim.secrets),
+    }
+    status_code: int | None = None
+    error: str | None = None
+    head = b""
+    try:
+        async with asyncio.timeout(timeout):
+            async with client.stream("POST", claim.url, content=claim.body, headers=headers) as response:
+                status_code = response.status_code
+                async for chunk in response.aiter_raw():
+                    head += chunk
+                    if len(head) >= RESPONSE_READ_LIMIT:
+                        break
+    except TimeoutError:
+        error = f"No complete response within {timeout:g} s"
+    except ForbiddenAddress as exc:
+        error = f"Refused: {exc}"
+    except httpx.HTTPError as exc:
+        error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    if error is None and status_code is not None and not 200 <= status_code < 300:
+        error = "Redirects are not followed" if 300 <= status_code < 400 else f"HTTP {status_code}"
+    return Outcome(
+        started_at=started_at,
+        duration_ms=int((time.monotonic() - clock) * 1000),
+        status_code=status_code,
+        error=error,
+        response_body=head[:RESPONSE_KEEP].decode("utf-8", "replace") if head else None,
+    )
+
+
+async def record(runtime: Runtime, claim: Claim, outcome: Outcome) -> None:
+    now = utcnow()
+    async with runtime.db.transaction(write=True) as session:
+        await session.execute(
+            update(DeliveryAttempt)
+            .where(DeliveryAttempt.id == claim.attempt_id)
+            .values(
+                finished_at=now,
+                duration_ms=outcome.duration_ms,
+                status_code=outcome.status_code,
+                success=outcome.success,
+                error=outcome.error,
+                response_body=outcome.response_body,
+            )
+        )
+        delivery = await session.scalar(
+            select(Delivery)
+            .where(Delivery.id == claim.delivery_id, Delivery.lease_token == claim.lease_token)
+            .with_for_update()
+        )
+        if delivery is None:
+            return  # fenced out: another claim owns the delivery now, and decides its fate
+        delivery.lease_expires_at = None
+        delivery.last_status_code = outcome.status_code
+        delivery.last_error = outcome.error
+        delivery.updated_at = now
+        if outcome.success:
+            delivery.status, delivery.succeeded_at = "succeeded", now
+            return
+        webhook = await session.get(Webhook, delivery.webhook_id)
+        policy = webhook.retry_policy if webhook else {"initial_delay": 60, "backoff_multiplier": 2}
+        next_at = now + timedelta(seconds=retry_delay(policy, delivery.attempts_made))
+        first = delivery.first_attempt_at or now
+        if delivery.attempts_made >= delivery.max_attempts or next_at > first + DELIVERY_DEADLINE:
+            delivery.status = "dead"
+        else:
+            delivery.status, delivery.next_attempt_at = "retrying", next_at

@@ -1,0 +1,130 @@
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends
+from fastapi.responses import JSONResponse
+
+from casefile import envelope
+from casefile.auth.dependencies import AdminUser, RuntimeDep, SessionDep
+from casefile.envelope import DeletedOut, Envelope, PageEnvelope
+from casefile.listing import ListQuery, list_query, project
+from casefile.webhooks import service
+from casefile.webhooks.schemas import (
+    DeliveryDetail,
+    DeliveryOut,
+    RotateSecret,
+    TestDelivery,
+    TestOutcome,
+    WebhookCreate,
+    WebhookOut,
+    WebhookUpdate,
+)
+
+# Mounted under /admin, whose router already demands an administrator's access token.
+router = APIRouter(tags=["webhooks"])
+
+WebhookListQuery = Annotated[ListQuery, Depends(list_query(service.WEBHOOK_LIST))]
+DeliveryListQuery = Annotated[ListQuery, Depends(list_query(service.DELIVERY_LIST))]
+WebhookDeliveryListQuery = Annotated[ListQuery, Depends(list_query(service.WEBHOOK_DELIVERY_LIST))]
+
+
+@router.post("/webhooks", response_model=Envelope[WebhookOut], status_code=201)
+async def create_webhook(
+    body: WebhookCreate, admin: AdminUser, session: SessionDep, runtime: RuntimeDep
+) -> JSONResponse:
+    """Register a webhook. The `secret` signs deliveries and is never returned."""
+    return envelope.created(WebhookOut.dump(await service.create_webhook(session, runtime, admin, body)))
+
+
+@router.get("/webhooks", response_model=PageEnvelope[WebhookOut])
+async def list_webhooks(session: SessionDep, query: WebhookListQuery) -> JSONResponse:
+    hooks, total = await service.list_webhooks(session, query)
+    items = [project(WebhookOut.dump(h), query.fields) for h in hooks]
+    return envelope.paginated(items, page=query.page, limit=query.limit, total=total)
+
+
+@router.get("/webhooks/{webhook_id}", response_model=Envelope[WebhookOut])
+async def get_webhook(webhook_id: str, session: SessionDep) -> JSONResponse:
+    return envelope.ok(WebhookOut.dump(await service.get_webhook(session, webhook_id)))
+
+
+async def _update(
+    webhook_id: str, body: WebhookUpdate, session: SessionDep, runtime: RuntimeDep
+) -> JSONResponse:
+    return envelope.ok(WebhookOut.dump(await service.update_webhook(session, runtime, webhook_id, body)))
+
+
+@router.put("/webhooks/{webhook_id}", response_model=Envelope[WebhookOut])
+async def put_webhook(
+    webhook_id: str, body: WebhookUpdate, session: SessionDep, runtime: RuntimeDep
+) -> JSONResponse:
+    """Change any subset of name, url, events, active, retry_policy, secret (immediately; see
+    rotate-secret for a graceful change)."""
+    return await _update(webhook_id, body, session, runtime)
+
+
+@router.patch("/webhooks/{webhook_id}", response_model=Envelope[WebhookOut])
+async def patch_webhook(
+    webhook_id: str, body: WebhookUpdate, session: SessionDep, runtime: RuntimeDep
+) -> JSONResponse:
+    return await _update(webhook_id, body, session, runtime)
+
+
+@router.delete("/webhooks/{webhook_id}", response_model=Envelope[DeletedOut])
+async def delete_webhook(webhook_id: str, session: SessionDep) -> JSONResponse:
+    """Delete the webhook and its deliveries."""
+    await service.delete_webhook(session, webhook_id)
+    return envelope.deleted(webhook_id)
+
+
+@router.post("/webhooks/{webhook_id}/rotate-secret", response_model=Envelope[WebhookOut])
+async def rotate_secret(
+    webhook_id: str, body: RotateSecret, session: SessionDep, runtime: RuntimeDep
+) -> JSONResponse:
+    """Replace the secret. For `grace_period_seconds` (default 24 h) deliveries carry a `v1=`
+    signature for the old secret too. A generated secret is returned once, as `secret`."""
+    webhook, generated = await service.rotate_secret(session, runtime, webhook_id, body)
+    data = WebhookOut.dump(webhook)
+    if generated is not None:
+        data["secret"] = generated
+    return envelope.ok(data)
+
+
+@router.post("/webhooks/{webhook_id}/test", response_model=Envelope[TestOutcome])
+async def test_webhook(
+    webhook_id: str, body: TestDelivery, session: SessionDep, runtime: RuntimeDep
+) -> JSONResponse:
+    """Send one signed delivery of `event_type` with `test_data` now (`metadata.test: true`)."""
+    delivery, attempt = await service.send_test(session, runtime, webhook_id, body)
+    return envelope.ok({"delivery": delivery, "attempt": attempt})
+
+
+@router.get("/webhooks/{webhook_id}/deliveries", response_model=PageEnvelope[DeliveryOut])
+async def webhook_deliveries(
+    webhook_id: str, session: SessionDep, query: WebhookDeliveryListQuery
+) -> JSONResponse:
+    deliveries, total = await service.list_deliveries(session, query, webhook_id=webhook_id)
+    items = [project(service.delivery_out(d), query.fields) for d in deliveries]
+    return envelope.paginated(items, page=query.page, limit=query.limit, total=total)
+
+
+@router.get("/deliveries", response_model=PageEnvelope[DeliveryOut])
+async def list_deliveries(session: SessionDep, query: DeliveryListQuery) -> JSONResponse:
+    """Every delivery; `status=dead` is the dead-letter queue."""
+    deliveries, total = await service.list_deliveries(session, query)
+    items = [project(service.delivery_out(d), query.fields) for d in deliveries]
+    return envelope.paginated(items, page=query.page, limit=query.limit, total=total)
+
+
+@router.get("/deliveries/{delivery_id}", response_model=Envelope[DeliveryDetail])
+async def get_delivery(delivery_id: str, session: SessionDep) -> JSONResponse:
+    """A delivery with its event data and every attempt (number, time, status code, duration,
+    error, first 1 KiB of the response)."""
+    return envelope.ok(service.delivery_detail(await service.get_delivery(session, delivery_id)))
+
+
+@router.post("/deliveries/{delivery_id}/retry", response_model=Envelope[DeliveryOut])
+async def retry_delivery(delivery_id: str, session: SessionDep, runtime: RuntimeDep) -> JSONResponse:
+    """Send a dead or waiting delivery again now, with a fresh attempt budget."""
+    return envelope.ok(service.delivery_out(await service.retry_delivery(session, runtime, delivery_id)))

@@ -1,0 +1,126 @@
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field, field_validator
+
+from casefile.events.catalogue import EVENT_GROUPS, EVENT_NAMES
+from casefile.schemas import InModel, OutModel, Timestamp
+
+MAX_ATTEMPTS_LIMIT = 10
+
+
+class RetryPolicy(InModel):
+    max_attempts: int = Field(default=5, ge=1, le=MAX_ATTEMPTS_LIMIT)
+    backoff_multiplier: float = Field(default=2, ge=1, le=10)
+    initial_delay: int = Field(default=60, ge=1, le=3600, description="Seconds before the first retry")
+
+
+def _valid_subscriptions(value: list[str]) -> list[str]:
+    unknown = [
+        name
+        for name in value
+        if name != "*" and name not in EVENT_NAMES and not (name.endswith(".*") and name[:-2] in EVENT_GROUPS)
+    ]
+    if unknown:
+        raise ValueError(f"Unknown event(s): {', '.join(unknown)}. Use catalogue names, '*' or '<group>.*'")
+    return list(dict.fromkeys(value))
+
+
+Url = Field(min_length=1, max_length=2048)
+Secret = Field(min_length=16, max_length=256, description="Used to sign deliveries; write-only")
+
+
+class WebhookCreate(InModel):
+    name: str = Field(min_length=1, max_length=200)
+    url: str = Url
+    events: list[str] = Field(min_length=1, max_length=100)
+    secret: str = Secret
+    active: bool = True
+    retry_policy: RetryPolicy | None = None
+
+    _events = field_validator("events")(_valid_subscriptions)
+
+
+class WebhookUpdate(InModel):
+    """PUT and PATCH alike: any subset. `retry_policy` fields not given keep their values."""
+
+    name: str | None = Field(default=None, min_length=1, max_length=200)
+    url: str | None = Field(default=None, min_length=1, max_length=2048)
+    events: list[str] | None = Field(default=None, min_length=1, max_length=100)
+    secret: str | None = Field(default=None, min_length=16, max_length=256)
+    active: bool | None = None
+    retry_policy: dict[str, Any] | None = None
+
+    @field_validator("events")
+    @classmethod
+    def events_known(cls, value: list[str] | None) -> list[str] | None:
+        return None if value is None else _valid_subscriptions(value)
+
+
+class RotateSecret(InModel):
+    secret: str | None = Field(default=None, min_length=16, max_length=256, description="Default: generated")
+    grace_period_seconds: int = Field(default=86_400, ge=0, le=7 * 86_400)
+
+
+class TestDelivery(InModel):
+    event_type: str
+    test_data: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("event_type")
+    @classmethod
+    def known_event(cls, value: str) -> str:
+        if value not in EVENT_NAMES:
+            raise ValueError("Name an event of the catalogue")
+        return value
+
+
+class WebhookOut(OutModel):
+    id: str
+    name: str
+    url: str
+    events: list[str]
+    active: bool
+    retry_policy: RetryPolicy
+    created_at: Timestamp
+    updated_at: Timestamp
+
+
+class AttemptOut(OutModel):
+    number: int
+    started_at: Timestamp
+    finished_at: Timestamp | None
+    duration_ms: int | None
+    status_code: int | None
+    success: bool | None
+    error: str | None
+    response_body: str | None
+
+
+class DeliveryOut(OutModel):
+    id: str
+    webhook_id: str
+    event: str
+    event_id: str = Field(
+        description="The payload's `id` (`webhook_…`), the same for every delivery of the event"
+    )
+    status: str
+    attempt_count: int
+    max_attempts: int
+    next_attempt_at: Timestamp | None
+    last_status_code: int | None
+    last_error: str | None
+    created_at: Timestamp
+    updated_at: Timestamp
+    succeeded_at: Timestamp | None
+
+
+class DeliveryDetail(DeliveryOut):
+    data: dict[str, Any]
+    test: bool
+    attempts: list[AttemptOut]
+
+
+class TestOutcome(BaseModel):
+    delivery: DeliveryDetail
+    attempt: AttemptOut

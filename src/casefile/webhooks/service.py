@@ -1,0 +1,251 @@
+"""Webhook registrations, test deliveries, secret rotation, and the delivery log (with the
+dead-letter queue and its replay)."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import replace
+from datetime import timedelta
+from typing import Any
+
+import httpx
+from pydantic import ValidationError
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import selectinload
+
+from casefile.auth.permissions import Principal
+from casefile.clock import utcnow
+from casefile.db import commit_early
+from casefile.error_handlers import validation_details
+from casefile.errors import Conflict, ErrorDetail, NotFound, ValidationFailed
+from casefile.events.models import Event
+from casefile.events.outbox import announce_deliveries
+from casefile.listing import ListQuery, ListSpec, fetch_page
+from casefile.runtime import Runtime
+from casefile.webhooks import delivery as engine
+from casefile.webhooks.models import DELIVERY_STATUSES, Delivery, Webhook
+from casefile.webhooks.schemas import (
+    AttemptOut,
+    DeliveryDetail,
+    DeliveryOut,
+    RetryPolicy,
+    RotateSecret,
+    TestDelivery,
+    WebhookCreate,
+    WebhookOut,
+    WebhookUpdate,
+)
+from casefile.webhooks.ssrf import GuardedTransport, check_url
+
+WEBHOOK_LIST = ListSpec(
+    model=Webhook,
+    sortable={"created_at": Webhook.created_at, "name": func.lower(Webhook.name)},
+    default_sort="created_at",
+    tiebreak=Webhook.id,
+    output_fields=frozenset(WebhookOut.model_fields),
+)
+
+DELIVERY_LIST = ListSpec(
+    model=Delivery,
+    sortable={"created_at": Delivery.created_at, "updated_at": Delivery.updated_at},
+    default_sort="created_at",
+    tiebreak=Delivery.id,
+    output_fields=frozenset(DeliveryOut.model_fields),
+    filters={"status": Delivery.status, "webhook_id": Delivery.webhook_id},
+    filter_choices={"status": DELIVERY_STATUSES},
+)
+# Under /webhooks/{webhook_id}/deliveries the webhook is in the path, not a filter.
+WEBHOOK_DELIVERY_LIST = replace(DELIVERY_LIST, filters={"status": Delivery.status})
+
+
+def delivery_out(delivery: Delivery) -> dict[str, Any]:
+    return DeliveryOut(
+        id=delivery.id,
+        webhook_id=delivery.webhook_id,
+        event=delivery.event.name,
+        event_id=delivery.event.payload_id,
+        status=delivery.status,
+        attempt_count=delivery.attempts_made,
+        max_attempts=delivery.max_attempts,
+        next_attempt_at=delivery.next_attempt_at if delivery.status in ("pending", "retrying") else None,
+        last_status_code=delivery.last_status_code,
+        last_error=delivery.last_error,
+        created_at=delivery.created_at,
+        updated_at=delivery.updated_at,
+        succeeded_at=delivery.succeeded_at,
+    ).model_dump(mode="json")
+
+
+def delivery_detail(delivery: Delivery) -> dict[str, Any]:
+    return DeliveryDetail(
+        **delivery_out(delivery),
+        data=delivery.event.data,
+        test=delivery.event.is_test,
+        attempts=[AttemptOut.model_validate(a) for a in delivery.attempts],
+    ).model_dump(mode="json")
+
+
+async def _validated_url(runtime: Runtime, url: str) -> str:
+    await check_url(url, allow_private=runtime.settings.webhook_allow_private_urls)
+    return url
+
+
+async def create_webhook(
+    session: AsyncSession, runtime: Runtime, actor: Principal, body: WebhookCreate
+) -> Webhook:
+    now = utcnow()
+    webhook = Webhook(
+        name=body.name,
+        url=await _validated_url(runtime, body.url),
+        events=body.events,
+        active=body.active,
+        retry_policy=(body.retry_policy or RetryPolicy()).model_dump(),
+        secret_sealed=runtime.secret_box.seal(body.secret),
+        previous_secrets=[],
+        created_by=actor.actor_id,
+        created_at=now,
+        updated_at=now,
+    )
+    session.add(webhook)
+    await session.flush()
+    return webhook
+
+
+async def get_webhook(session: AsyncSession, webhook_id: str) -> Webhook:
+    webhook = await session.get(Webhook, webhook_id)
+    if webhook is None:
+        raise NotFound("Webhook not found")
+    return webhook
+
+
+async def list_webhooks(session: AsyncSession, query: ListQuery) -> tuple[list[Webhook], int]:
+    return await fetch_page(session, WEBHOOK_LIST, query)
+
+
+async def update_webhook(
+    session: AsyncSession, runtime: Runtime, webhook_id: str, body: WebhookUpdate
+) -> Webhook:
+    webhook = await get_webhook(session, webhook_id)
+    values = body.model_dump(exclude_unset=True)
+    nulls = [ErrorDetail(name, f"{name} cannot be null") for name, value in values.items() if value is None]
+    if nulls:
+        raise ValidationFailed(details=nulls)
+    if "retry_policy" in values:
+        try:
+            merged = RetryPolicy.model_validate({**webhook.retry_policy, **values["retry_policy"]})
+        except ValidationError as exc:
+            details = [
+                ErrorDetail(f"retry_policy.{d.field}", d.message) for d in validation_details(exc.errors())
+            ]
+            raise ValidationFailed(details=details) from exc
+        webhook.retry_policy = merged.model_dump()
+    if "url" in values:
+        webhook.url = await _validated_url(runtime, values["url"])
+    if "secret" in values:
+        webhook.secret_sealed, webhook.previous_secrets = runtime.secret_box.seal(values["secret"]), []
+    for name in ("name", "events", "active"):
+        if name in values:
+            setattr(webhook, name, values[name])
+    webhook.updated_at = utcnow()
+    await session.flush()
+    if values.get("active"):
+        # Deliveries that waited while it was inactive may go now.
+        await announce_deliveries(session)
+    return webhook
+
+
+async def delete_webhook(session: AsyncSession, webhook_id: str) -> None:
+    """Its deliveries, pending or not, go with it."""
+    webhook = await get_webhook(session, webhook_id)
+    await session.delete(webhook)
+    await session.flush()
+
+
+async def rotate_secret(
+    session: AsyncSession, runtime: Runtime, webhook_id: str, body: RotateSecret
+) -> tuple[Webhook, str | None]:
+    """Set a new secret; the old one keeps signing (beside the new) for the grace period. Returns
+    the generated secret when none was given: shown once, like an API key."""
+    webhook = await get_webhook(session, webhook_id)
+    now = utcnow()
+    generated = None if body.secret else "whsec_" + secrets.token_urlsafe(32)
+    new_secret = body.secret or generated
+    assert new_secret is not None
+    still_valid = [e for e in webhook.previous_secrets if e["expires_at"] > now.isoformat()]
+    if body.grace_period_seconds > 0:
+        expires = (now + timedelta(seconds=body.grace_period_seconds)).isoformat()
+        still_valid.append({"sealed": webhook.secret_sealed, "expires_at": expires})
+    webhook.previous_secrets = still_valid
+    webhook.secret_sealed = runtime.secret_box.seal(new_secret)
+    webhook.updated_at = now
+    await session.flush()
+    return webhook, generated
+
+
+async def send_test(
+    session: AsyncSession, runtime: Runtime, webhook_id: str, body: TestDelivery
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One attempt now, for this webhook only (active or not); a failure retries like any other.
+    Returns the delivery (with its attempts) and the attempt's outcome."""
+    webhook = await get_webhook(session, webhook_id)
+    now = utcnow()
+    event = Event(name=body.event_type, data=body.test_data, is_test=True, occurred_at=now)
+    session.add(event)
+    await session.flush()
+    delivery = Delivery(
+        webhook_id=webhook.id,
+        event_id=event.id,
+        status="pending",
+        max_attempts=webhook.retry_policy["max_attempts"],
+        next_attempt_at=now,
+    )
+    session.add(delivery)
+    await session.flush()
+    [claim] = await engine.claim_due(session, runtime, limit=1, delivery_id=delivery.id)
+    await commit_early(session)  # no transaction is held across the HTTP call
+    transport = GuardedTransport(allow_private=runtime.settings.webhook_allow_private_urls, max_connections=1)
+    async with httpx.AsyncClient(transport=transport, follow_redirects=False) as client:
+        outcome = await engine.attempt(client, claim, runtime.settings.webhook_timeout_seconds)
+    await engine.record(runtime, claim, outcome)
+    async with runtime.db.transaction(write=False) as reader:
+        detail = delivery_detail(await get_delivery(reader, delivery.id))
+    return detail, detail["attempts"][-1]
+
+
+async def get_delivery(session: AsyncSession, delivery_id: str) -> Delivery:
+    delivery = await session.scalar(
+        select(Delivery).where(Delivery.id == delivery_id).options(selectinload(Delivery.attempts))
+    )
+    if delivery is None:
+        raise NotFound("Delivery not found")
+    return delivery
+
+
+async def list_deliveries(
+    session: AsyncSession, query: ListQuery, *, webhook_id: str | None = None
+) -> tuple[list[Delivery], int]:
+    conditions = []
+    if webhook_id is not None:
+        await get_webhook(session, webhook_id)
+        conditions.append(Delivery.webhook_id == webhook_id)
+    return await fetch_page(session, DELIVERY_LIST, query, conditions=conditions)
+
+
+async def retry_delivery(session: AsyncSession, runtime: Runtime, delivery_id: str) -> Delivery:
+    """Send a dead (or waiting) delivery again now, with a fresh attempt budget and deadline."""
+    delivery = await get_delivery(session, delivery_id)
+    if delivery.status == "succeeded":
+        raise Conflict("This delivery has already succeeded")
+    if delivery.lease_expires_at is not None and delivery.lease_expires_at > utcnow():
+        raise Conflict("This delivery is being attempted right now")
+    webhook = await get_webhook(session, delivery.webhook_id)
+    now = utcnow()
+    delivery.status = "pending"
+    delivery.max_attempts = delivery.attempts_made + webhook.retry_policy["max_attempts"]
+    delivery.first_attempt_at = None
+    delivery.next_attempt_at = now
+    delivery.updated_at = now
+    await session.flush()
+    await announce_deliveries(session)
+    return delivery

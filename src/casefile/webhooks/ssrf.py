@@ -1,0 +1,116 @@
+"""Keeping webhook deliveries away from internal addresses (SSRF).
+
+Checked twice: when a URL is registered (its host must resolve only to global addresses), and on
+every connection, where `GuardedBackend` resolves the host itself, refuses any non-global address
+and connects to the address it checked. So a name that later resolves somewhere internal (DNS
+rebinding) is refused at the connection, and redirects are never followed.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import urlsplit
+
+import anyio
+import httpcore
+import httpx
+
+from casefile.errors import ValidationFailed
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+class ForbiddenAddress(httpcore.ConnectError):
+    """The target resolves to an address webhooks may not reach."""
+
+
+def is_forbidden(address: IPAddress) -> bool:
+    """Anything but a global unicast address: loopback, private, link-local, multicast, reserved,
+    unspecified, shared (CGNAT), documentation, and IPv6 forms that embed such IPv4 addresses."""
+    if isinstance(address, ipaddress.IPv6Address):
+        embedded = address.ipv4_mapped or address.sixtofour or (address.teredo[1] if address.teredo else None)
+        if embedded is not None and is_forbidden(embedded):
+            return True
+    return not address.is_global or address.is_multicast or address.is_reserved or address.is_unspecified
+
+
+async def resolve(host: str, port: int) -> list[IPAddress]:
+    """All addresses of `host`, as the system resolver gives them (numeric forms such as
+    `2130706433` or `0x7f000001` included, which is why they cannot slip past)."""
+    infos = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return [ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in infos]
+
+
+async def check_url(url: str, *, allow_private: bool) -> None:
+    """Refuse a webhook URL that deliveries could not or must not reach (ValidationFailed on `url`)."""
+    parts = urlsplit(url)
+    if parts.scheme not in (("https", "http") if allow_private else ("https",)):
+        raise ValidationFailed.on("url", "The URL must use https")
+    if not parts.hostname:
+        raise ValidationFailed.on("url", "The URL has no host")
+    if parts.username or parts.password:
+        raise ValidationFailed.on("url", "Put credentials in the signing secret, not in the URL")
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError as exc:
+        raise ValidationFailed.on("url", "The URL's port is not valid") from exc
+    if allow_private:
+        return
+    try:
+        addresses = await resolve(parts.hostname, port)
+    except OSError as exc:
+        raise ValidationFailed.on("url", "The URL's host does not resolve") from exc
+    if not addresses or any(is_forbidden(a) for a in addresses):
+        raise ValidationFailed.on("url", "The URL must not point to a loopback, private or internal address")
+
+
+class GuardedBackend(httpcore.AsyncNetworkBackend):
+    """A network backend that connects only to addresses it has checked itself."""
+
+    def __init__(self, *, allow_private: bool) -> None:
+        self.allow_private = allow_private
+        self._backend = httpcore.AnyIOBackend()
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        try:
+            addresses = await resolve(host, port)
+        except OSError as exc:
+            raise httpcore.ConnectError(f"cannot resolve {host}: {exc}") from exc
+        allowed = [a for a in addresses if self.allow_private or not is_forbidden(a)]
+        if not allowed or (not self.allow_private and len(allowed) != len(addresses)):
+            raise ForbiddenAddress(f"{host} resolves to an address webhooks may not reach")
+        # Connect to the checked address; TLS still verifies the certificate against `host`.
+        return await self._backend.connect_tcp(
+            str(allowed[0]), port, timeout=timeout, local_address=local_address, socket_options=socket_options
+        )
+
+    async def sleep(self, seconds: float) -> None:
+        await self._backend.sleep(seconds)
+
+
+class GuardedTransport(httpx.AsyncHTTPTransport):
+    """httpx's transport on a connection pool that uses `GuardedBackend`. (httpx does not take a
+    network backend as an argument, so the pool it made is replaced; httpx is pinned.)"""
+
+    def __init__(self, *, allow_private: bool, max_connections: int) -> None:
+        super().__init__(retries=0)
+        self._pool = httpcore.AsyncConnectionPool(
+            ssl_context=httpx.create_ssl_context(),
+            max_connections=max_connections,
+            max_keepalive_connections=max_connections,
+            keepalive_expiry=30,
+            http1=True,
+            http2=False,
+            retries=0,
+            network_backend=GuardedBackend(allow_private=allow_private),
+        )
