@@ -170,49 +170,62 @@ def fresh_running_database_url(backend: str, tmp: Path) -> Iterator[Settings]:
         yield Settings(_env_file=None, data_dir=data_dir, database_url=url)
 
 
+def make_settings(data_dir: Path, database_url: str | None, **overrides: Any) -> Settings:
+    values: dict[str, Any] = {
+        "admin_email": ADMIN_EMAIL,
+        "admin_password": ADMIN_PASSWORD,
+        "webhook_allow_private_urls": True,  # test receivers listen on loopback
+        "webhook_timeout_seconds": 3,
+        **overrides,
+    }
+    return Settings(_env_file=None, data_dir=data_dir, database_url=database_url, **values)
+
+
+@contextmanager
+def serving(settings: Settings, app_hook: Any = None) -> Iterator[Api]:
+    """Serve `settings`' database (migrated, administrator created) in this process on loopback."""
+    upgrade(settings)
+
+    async def bootstrap() -> None:
+        from casefile.db import Database
+
+        db = Database(settings)
+        async with db.transaction() as session:
+            await ensure_admin(session, email=ADMIN_EMAIL, password=ADMIN_PASSWORD)
+        await db.dispose()
+
+    asyncio.run(bootstrap())
+    app = create_app(settings)
+    if app_hook is not None:
+        app_hook(app)
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("test server did not start")
+        time.sleep(0.02)
+    root = f"http://127.0.0.1:{port}"
+    try:
+        yield Api(base=root + "/api/v1", root=root, settings=settings, app=app)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+
+
 @contextmanager
 def running_server(backend: str, tmp: Path, app_hook: Any = None, **overrides: Any) -> Iterator[Api]:
+    """A server on a fresh database of `backend`."""
     data_dir = tmp / f"data-{secrets.token_hex(4)}"
-    with fresh_database(backend, data_dir) as url:
-        settings = Settings(
-            _env_file=None,
-            data_dir=data_dir,
-            database_url=url,
-            admin_email=ADMIN_EMAIL,
-            admin_password=ADMIN_PASSWORD,
-            **overrides,
-        )
-        upgrade(settings)
-
-        async def bootstrap() -> None:
-            from casefile.db import Database
-
-            db = Database(settings)
-            async with db.transaction() as session:
-                await ensure_admin(session, email=ADMIN_EMAIL, password=ADMIN_PASSWORD)
-            await db.dispose()
-
-        asyncio.run(bootstrap())
-        app = create_app(settings)
-        if app_hook is not None:
-            app_hook(app)
-        port = free_port()
-        server = uvicorn.Server(
-            uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
-        )
-        thread = threading.Thread(target=server.run, daemon=True)
-        thread.start()
-        deadline = time.monotonic() + 30
-        while not server.started:
-            if time.monotonic() > deadline or not thread.is_alive():
-                raise RuntimeError("test server did not start")
-            time.sleep(0.02)
-        root = f"http://127.0.0.1:{port}"
-        try:
-            yield Api(base=root + "/api/v1", root=root, settings=settings, app=app)
-        finally:
-            server.should_exit = True
-            thread.join(timeout=15)
+    with (
+        fresh_database(backend, data_dir) as url,
+        serving(make_settings(data_dir, url, **overrides), app_hook) as api,
+    ):
+        yield api
 
 
 @pytest.fixture(scope="session", params=BACKENDS)

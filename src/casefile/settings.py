@@ -41,6 +41,9 @@ class Settings(BaseSettings):
     worker_concurrency: int = Field(default=64, ge=1, le=1000)
     worker_per_webhook_concurrency: int = Field(default=8, ge=1, le=1000)
     worker_poll_seconds: float = Field(default=1.0, gt=0, le=60)
+    worker_lease_margin_seconds: float = Field(
+        default=30, gt=0, le=3600, description="A claim's lease is the webhook time-out plus this"
+    )
 
     max_json_body_bytes: int = Field(default=1024 * 1024, ge=1024)
     max_upload_bytes: int = Field(default=50 * 1024 * 1024, ge=1, description="Largest accepted document")

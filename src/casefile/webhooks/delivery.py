@@ -38,8 +38,8 @@ MAX_DELAY_SECONDS = 3600
 DELIVERY_DEADLINE = timedelta(hours=24)
 RESPONSE_READ_LIMIT = 4096  # bytes of a receiver's answer we read at most
 RESPONSE_KEEP = 1024  # of which we keep this much
-LEASE_MARGIN_SECONDS = 30
 JITTER = 0.2
+LOST_ATTEMPT = "The worker stopped during this attempt (its lease ran out)"
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,9 @@ def payload_body(event: Event, *, webhook_id: str, delivery_id: str, attempt: in
 
 
 def lease_seconds(runtime: Runtime) -> float:
-    return runtime.settings.webhook_timeout_seconds + LEASE_MARGIN_SECONDS
+    """Longer than any attempt can last, so a live worker never loses its claim mid-attempt."""
+    settings = runtime.settings
+    return settings.webhook_timeout_seconds + settings.worker_lease_margin_seconds
 
 
 async def claim_due(
@@ -184,9 +186,7 @@ async def _close_lost_attempt(session: AsyncSession, delivery_id: str, now: date
     await session.execute(
         update(DeliveryAttempt)
         .where(DeliveryAttempt.delivery_id == delivery_id, DeliveryAttempt.finished_at.is_(None))
-        .values(
-            finished_at=now, success=False, error="The worker stopped during this attempt (its lease ran out)"
-        )
+        .values(finished_at=now, success=False, error=LOST_ATTEMPT)
     )
 
 
@@ -212,10 +212,11 @@ async def attempt(client: httpx.AsyncClient, claim: Claim, timeout: float) -> Ou
                         break
     except TimeoutError:
         error = f"No complete response within {timeout:g} s"
-    except ForbiddenAddress as exc:
-        error = f"Refused: {exc}"
     except httpx.HTTPError as exc:
-        error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        if isinstance(exc.__cause__, ForbiddenAddress):  # httpx wraps the transport's exception
+            error = f"Refused: {exc.__cause__}"
+        else:
+            error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     if error is None and status_code is not None and not 200 <= status_code < 300:
         error = "Redirects are not followed" if 300 <= status_code < 400 else f"HTTP {status_code}"
     return Outcome(
