@@ -52,6 +52,10 @@ class Claim:
     url: str
     secrets: tuple[str, ...]
     body: bytes
+    # What `record` needs to decide the delivery's fate without reading it again.
+    max_attempts: int
+    first_attempt_at: datetime
+    retry_policy: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -166,6 +170,9 @@ async def claim_due(
                 webhook_id=webhook.id,
                 url=webhook.url,
                 secrets=signing_secrets(webhook, runtime.secret_box, now),
+                max_attempts=delivery.max_attempts,
+                first_attempt_at=delivery.first_attempt_at,
+                retry_policy=dict(webhook.retry_policy),
                 body=payload_body(
                     delivery.event,
                     webhook_id=webhook.id,
@@ -229,7 +236,23 @@ async def attempt(client: httpx.AsyncClient, claim: Claim, timeout: float) -> Ou
 
 
 async def record(runtime: Runtime, claim: Claim, outcome: Outcome) -> None:
+    """Write the attempt's outcome and the delivery's next state: two statements, the second
+    fenced by the claim's lease token (a claim that lost its lease changes nothing)."""
     now = utcnow()
+    values: dict[str, Any] = {
+        "lease_expires_at": None,
+        "last_status_code": outcome.status_code,
+        "last_error": outcome.error,
+        "updated_at": now,
+    }
+    if outcome.success:
+        values.update(status="succeeded", succeeded_at=now)
+    else:
+        next_at = now + timedelta(seconds=retry_delay(claim.retry_policy, claim.attempt))
+        if claim.attempt >= claim.max_attempts or next_at > claim.first_attempt_at + DELIVERY_DEADLINE:
+            values.update(status="dead")
+        else:
+            values.update(status="retrying", next_attempt_at=next_at)
     async with runtime.db.transaction(write=True) as session:
         await session.execute(
             update(DeliveryAttempt)
@@ -243,25 +266,9 @@ async def record(runtime: Runtime, claim: Claim, outcome: Outcome) -> None:
                 response_body=outcome.response_body,
             )
         )
-        delivery = await session.scalar(
-            select(Delivery)
+        await session.execute(
+            update(Delivery)
             .where(Delivery.id == claim.delivery_id, Delivery.lease_token == claim.lease_token)
-            .with_for_update()
+            .values(**values)
+            .execution_options(synchronize_session=False)
         )
-        if delivery is None:
-            return  # fenced out: another claim owns the delivery now, and decides its fate
-        delivery.lease_expires_at = None
-        delivery.last_status_code = outcome.status_code
-        delivery.last_error = outcome.error
-        delivery.updated_at = now
-        if outcome.success:
-            delivery.status, delivery.succeeded_at = "succeeded", now
-            return
-        webhook = await session.get(Webhook, delivery.webhook_id)
-        policy = webhook.retry_policy if webhook else {"initial_delay": 60, "backoff_multiplier": 2}
-        next_at = now + timedelta(seconds=retry_delay(policy, delivery.attempts_made))
-        first = delivery.first_attempt_at or now
-        if delivery.attempts_made >= delivery.max_attempts or next_at > first + DELIVERY_DEADLINE:
-            delivery.status = "dead"
-        else:
-            delivery.status, delivery.next_attempt_at = "retrying", next_at

@@ -96,7 +96,11 @@ class DeliveryWorker:
             self.by_webhook[claim.webhook_id] -= 1
             if self.by_webhook[claim.webhook_id] <= 0:
                 del self.by_webhook[claim.webhook_id]
-            self.runtime.wakeup.signal()  # a slot is free
+            # Claim again once a batch's worth of slots is free (or the worker ran dry), not after
+            # every single completion: one claim transaction serves many deliveries.
+            free = self.concurrency - len(self.in_flight) + 1
+            if free >= min(CLAIM_BATCH, max(1, self.concurrency // 4)) or len(self.in_flight) <= 1:
+                self.runtime.wakeup.signal()
 
     async def _drain(self, timeout: float) -> None:
         """On stop: let attempts in flight finish, up to one time-out; the rest are retried later."""
