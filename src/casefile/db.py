@@ -82,7 +82,14 @@ def make_engine(settings: Settings, *, immediate: bool, pooled: bool = True) -> 
             conn.exec_driver_sql(begin_sql)
 
         return engine
-    return create_async_engine(url, pool_pre_ping=True, **pool)
+    # Prepared statements are cached per connection, and after five runs PostgreSQL may switch
+    # to a generic plan that does not know the search words: it then reads every match to return
+    # 20 rows (measured: 2.4 s instead of 0.2 ms on 1M cases). Custom plans every time, and no JIT
+    # for these short queries (its compilation cost more than it saved).
+    server_settings = {"plan_cache_mode": "force_custom_plan", "jit": "off"}
+    return create_async_engine(
+        url, pool_pre_ping=True, connect_args={"server_settings": server_settings}, **pool
+    )
 
 
 AfterCommit = Callable[[], Awaitable[None]]
