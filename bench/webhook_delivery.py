@@ -1,6 +1,7 @@
 """Webhook delivery throughput and latency: one `casefile worker` process against a local receiver.
 
-What it does, in order (see the webhook section of bench/README.md for how to run it and what the figures mean):
+What it does, in order (see the webhook section of bench/README.md, and bench/WEBHOOK_RESULTS.md
+for the full figures and diagnosis):
 
 1. starts a minimal HTTP/1.1 receiver in its own process (this same file with `--receiver`: a raw
    asyncio protocol with keep-alive that answers `200 ok` at once) on a free loopback port; it
@@ -500,6 +501,31 @@ async def wait_idle(max_wait: float, busy_limit: float = 0.25) -> float:
         log(f"machine {100 * busy:.0f} % busy: waiting for it to calm down")
 
 
+WORKER_SOURCES = (
+    "webhooks/delivery.py",
+    "worker/loop.py",
+    "worker/wakeup.py",
+    "events/outbox.py",
+    "db.py",
+    "settings.py",
+    "webhooks/ssrf.py",
+)
+
+
+def source_fingerprint() -> dict[str, str]:
+    """SHA-256 (first 12 hex digits) of the sources the figures depend on: the tree is edited
+    while benchmarks run, so each result says which code it measured (and whether it changed
+    during the run)."""
+    import hashlib
+
+    package = ROOT / "src" / "casefile"
+    return {
+        name: hashlib.sha256((package / name).read_bytes()).hexdigest()[:12]
+        for name in WORKER_SOURCES
+        if (package / name).exists()
+    }
+
+
 def loadavg() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
@@ -551,6 +577,8 @@ def print_table(result: dict[str, Any]) -> None:
             f"{fmt(sharded['cpu_seconds']['bench'] * 1000 / sharded['requests'], 2)}"
         )
     print(f"load average at start / end: {result['loadavg_start']} / {result['loadavg_end']}")
+    if result["sources_changed_during_run"]:
+        print(f"WARNING: sources changed during the run: {', '.join(result['sources_changed_during_run'])}")
     for name, goal in result["goals"].items():
         print(
             f"goal {name}: {goal['value']} (target {goal['target']}) -> {'met' if goal['met'] else 'MISSED'}"
@@ -1107,6 +1135,7 @@ class Bench:
         busy_before = await wait_idle(args.wait_idle) if args.wait_idle else None
         started_at = datetime.now(UTC)
         load_start = loadavg()
+        sources_start = source_fingerprint()
         self.http = httpx.AsyncClient()
         self.start_receiver()
         await self.prepare_database()
@@ -1185,6 +1214,10 @@ class Bench:
             "loadavg_start": load_start,
             "loadavg_end": loadavg(),
             "machine_busy_before": busy_before,
+            "sources": sources_start,
+            "sources_changed_during_run": sorted(
+                k for k, v in source_fingerprint().items() if sources_start.get(k) != v
+            ),
             "database": args.database,
             "redis": bool(args.redis_url),
             "machine": {
