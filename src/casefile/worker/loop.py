@@ -96,10 +96,15 @@ class DeliveryWorker:
             self.by_webhook[claim.webhook_id] -= 1
             if self.by_webhook[claim.webhook_id] <= 0:
                 del self.by_webhook[claim.webhook_id]
+            # This task's slot is free now; the done-callback would free it only later, and other
+            # tasks that finished in this loop turn are already gone from the set.
+            current = asyncio.current_task()
+            if current is not None:
+                self.in_flight.discard(current)
             # Claim again once a batch's worth of slots is free (or the worker ran dry), not after
             # every single completion: one claim transaction serves many deliveries.
-            free = self.concurrency - len(self.in_flight) + 1
-            if free >= min(CLAIM_BATCH, max(1, self.concurrency // 4)) or len(self.in_flight) <= 1:
+            free = self.concurrency - len(self.in_flight)
+            if free >= min(CLAIM_BATCH, max(1, self.concurrency // 4)) or not self.in_flight:
                 self.runtime.wakeup.signal()
 
     async def _drain(self, timeout: float) -> None:
