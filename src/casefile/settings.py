@@ -45,6 +45,32 @@ class Settings(BaseSettings):
         default=30, gt=0, le=3600, description="A claim's lease is the webhook time-out plus this"
     )
 
+    rate_limit_user: str = Field(default="1000/hour", description="Per user, for JWT callers")
+    rate_limit_api_key: str = Field(default="5000/hour", description="Per API key")
+    rate_limit_admin: str = Field(default="100/hour", description="Per administrator, for /admin/*")
+    rate_limit_login: str = Field(
+        default="20/minute", description="Per client IP, for /auth/login and /auth/refresh"
+    )
+
+    require_https: bool = Field(
+        default=False, description="Refuse plain-HTTP requests (except loopback and /healthz)"
+    )
+
+    oidc_issuer: str | None = Field(default=None, description="OpenID provider; enables single sign-on")
+    oidc_client_id: str | None = None
+    oidc_client_secret: SecretStr | None = None
+    oidc_audience: str | None = Field(
+        default=None, description="Expected `aud` of the provider's access tokens; default: the client id"
+    )
+    oidc_redirect_uri: str | None = Field(
+        default=None, description="The callback URL registered at the provider; default: derived"
+    )
+    oidc_scopes: str = "openid email profile"
+    oidc_jwks_cache_seconds: float = Field(default=300, ge=0, le=86_400)
+
+    pg_dump_command: str = Field(default="pg_dump", description="Used by `casefile backup` on PostgreSQL")
+    pg_restore_command: str = Field(default="pg_restore", description="Used by `casefile restore`")
+
     max_json_body_bytes: int = Field(default=1024 * 1024, ge=1024)
     max_upload_bytes: int = Field(default=50 * 1024 * 1024, ge=1, description="Largest accepted document")
     db_pool_size: int = Field(default=10, ge=1, le=200)

@@ -143,3 +143,48 @@ def document_deleted(document: Document, deleted_by: str | None, reason: str) ->
         "reason": reason,
         "deleted_at": format_timestamp(utcnow()),
     }
+
+
+def system_backup_completed(
+    *,
+    file: str,
+    size_bytes: int,
+    sha256: str,
+    database: str,
+    documents: int,
+    started_at: str,
+    duration_ms: int,
+) -> dict[str, Any]:
+    return {
+        "file": file,
+        "size_bytes": size_bytes,
+        "sha256": sha256,
+        "database": database,
+        "documents": documents,
+        "started_at": started_at,
+        "completed_at": format_timestamp(utcnow()),
+        "duration_ms": duration_ms,
+    }
+
+
+def system_maintenance_scheduled(maintenance: dict[str, Any], scheduled_by: str | None) -> dict[str, Any]:
+    return {
+        "scheduled_start": maintenance.get("scheduled_start"),
+        "scheduled_end": maintenance.get("scheduled_end"),
+        "message": maintenance.get("message"),
+        "scheduled_by": scheduled_by,
+    }
+
+
+def system_error(
+    *, request_id: str | None, method: str, path: str, error_type: str, fingerprint: str
+) -> dict[str, Any]:
+    """Only what identifies the failure: never the exception's message, which may hold data."""
+    return {
+        "request_id": request_id,
+        "method": method,
+        "path": path,
+        "error_type": error_type,
+        "fingerprint": fingerprint,
+        "occurred_at": format_timestamp(utcnow()),
+    }
