@@ -176,6 +176,11 @@ def make_settings(data_dir: Path, database_url: str | None, **overrides: Any) ->
         "admin_password": ADMIN_PASSWORD,
         "webhook_allow_private_urls": True,  # test receivers listen on loopback
         "webhook_timeout_seconds": 3,
+        # Tests make many calls as one administrator; the limits themselves are tested with small ones.
+        "rate_limit_user": "100000/hour",
+        "rate_limit_api_key": "100000/hour",
+        "rate_limit_admin": "100000/hour",
+        "rate_limit_login": "100000/minute",
         **overrides,
     }
     return Settings(_env_file=None, data_dir=data_dir, database_url=database_url, **values)

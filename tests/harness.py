@@ -122,6 +122,11 @@ def settings_env(settings: Settings, **extra: Any) -> dict[str, str]:
         "worker_poll_seconds",
         "worker_lease_margin_seconds",
         "redis_url",
+        "redis_key_prefix",
+        "rate_limit_user",
+        "rate_limit_api_key",
+        "rate_limit_admin",
+        "rate_limit_login",
     ):
         value = getattr(settings, name)
         if value is not None:

@@ -18,6 +18,7 @@ from casefile.cases.router import router as cases_router
 from casefile.documents.router import router as documents_router
 from casefile.documents.service import collect_orphaned_content
 from casefile.middleware import BodyLimitMiddleware, RequestIdMiddleware
+from casefile.ratelimit import RateLimitHeadersMiddleware
 from casefile.runtime import Runtime
 from casefile.settings import Settings
 from casefile.users.router import router as users_router
@@ -64,6 +65,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     error_handlers.install(app)
     # Added last = outermost: the request id is set before anything else runs.
+    app.add_middleware(RateLimitHeadersMiddleware)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_json_body_bytes)
     app.add_middleware(RequestIdMiddleware)
 

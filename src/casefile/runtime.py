@@ -11,6 +11,7 @@ from redis.asyncio import Redis
 
 from casefile.auth.denylist import DatabaseDenyList, DenyList, RedisDenyList
 from casefile.db import Database
+from casefile.ratelimit import RateLimiter
 from casefile.secretbox import SecretBox
 from casefile.settings import Settings
 from casefile.storage import ContentStore, LocalContentStore
@@ -26,6 +27,7 @@ class Runtime:
     store: ContentStore
     secret_box: SecretBox
     wakeup: Wakeup
+    limiter: RateLimiter
 
     @classmethod
     def start(cls, settings: Settings) -> Runtime:
@@ -44,6 +46,7 @@ class Runtime:
             store=LocalContentStore(settings.content_dir),
             secret_box=SecretBox(settings.encryption_key),
             wakeup=wakeup,
+            limiter=RateLimiter(settings),
         )
 
     async def close(self) -> None:

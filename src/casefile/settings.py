@@ -7,7 +7,7 @@ import secrets
 from functools import cached_property
 from pathlib import Path
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -20,6 +20,9 @@ class Settings(BaseSettings):
         description="SQLAlchemy URL; default is SQLite in the data dir. postgresql:// is accepted.",
     )
     redis_url: str | None = None
+    redis_key_prefix: str = Field(
+        default="casefile", description="Namespaces this deployment's keys in a shared Redis"
+    )
 
     admin_email: str | None = None
     admin_password: SecretStr | None = None
@@ -75,6 +78,17 @@ class Settings(BaseSettings):
     max_upload_bytes: int = Field(default=50 * 1024 * 1024, ge=1, description="Largest accepted document")
     db_pool_size: int = Field(default=10, ge=1, le=200)
     log_level: str = "INFO"
+
+    @field_validator("rate_limit_user", "rate_limit_api_key", "rate_limit_admin", "rate_limit_login")
+    @classmethod
+    def _rate_limit_notation(cls, value: str) -> str:
+        from limits import parse
+
+        try:
+            parse(value)
+        except ValueError as exc:
+            raise ValueError(f"not a rate limit: {value!r} (expected e.g. '1000/hour')") from exc
+        return value
 
     @property
     def resolved_database_url(self) -> str:

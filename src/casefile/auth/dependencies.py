@@ -16,6 +16,7 @@ from casefile.auth.permissions import Principal
 from casefile.auth.service import authenticate_api_key, authenticate_bearer
 from casefile.db import finish
 from casefile.errors import Forbidden, admin_required, invalid_token, no_credentials, permission_missing
+from casefile.ratelimit import Bucket, enforce, is_admin_path
 from casefile.runtime import Runtime
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -55,6 +56,17 @@ SessionDep = Annotated[AsyncSession, Depends(get_session, scope="function")]
 
 
 async def get_principal(request: Request, session: SessionDep, runtime: RuntimeDep) -> Principal:
+    """The caller, counted in its rate-limit bucket before any permission is checked."""
+    principal = await _authenticate(request, session, runtime)
+    if is_admin_path(request.url.path):
+        bucket = Bucket.ADMIN
+    else:
+        bucket = Bucket.USER if principal.kind == "user" else Bucket.API_KEY
+    await enforce(runtime.limiter, request.scope, bucket, principal.id)
+    return principal
+
+
+async def _authenticate(request: Request, session: AsyncSession, runtime: Runtime) -> Principal:
     """Bearer token first (contract §4: when both are sent, the bearer token is used), then API key."""
     authorization = request.headers.get("authorization")
     if authorization:
@@ -66,6 +78,17 @@ async def get_principal(request: Request, session: SessionDep, runtime: RuntimeD
     if api_key:
         return await authenticate_api_key(runtime, session, api_key.strip())
     raise no_credentials()
+
+
+async def limit_by_client_ip(request: Request, runtime: RuntimeDep) -> None:
+    """For the endpoints that take credentials (login, refresh, sign-on): per client IP, so that
+    guessing passwords or tokens is slowed down whoever it is aimed at. Behind a proxy, the IP is
+    the one `--proxy-headers` takes from `X-Forwarded-For`."""
+    client_ip = request.client.host if request.client else "unknown"
+    await enforce(runtime.limiter, request.scope, Bucket.LOGIN, client_ip)
+
+
+LimitByClientIp = Depends(limit_by_client_ip)
 
 
 CurrentPrincipal = Annotated[Principal, Depends(get_principal)]

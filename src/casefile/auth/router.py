@@ -5,7 +5,7 @@ from fastapi.responses import JSONResponse
 
 from casefile import envelope
 from casefile.auth import service
-from casefile.auth.dependencies import CurrentUser, RuntimeDep, SessionDep
+from casefile.auth.dependencies import CurrentUser, LimitByClientIp, RuntimeDep, SessionDep
 from casefile.auth.schemas import LoginRequest, LogoutOut, RefreshRequest, TokenOut
 from casefile.envelope import Envelope
 from casefile.users.schemas import UserOut
@@ -25,13 +25,13 @@ def _tokens(issued: service.IssuedTokens) -> JSONResponse:
     )
 
 
-@router.post("/login", response_model=Envelope[TokenOut])
+@router.post("/login", response_model=Envelope[TokenOut], dependencies=[LimitByClientIp])
 async def login(body: LoginRequest, session: SessionDep, runtime: RuntimeDep) -> JSONResponse:
     """Exchange email and password for an access token (JWT) and a refresh token."""
     return _tokens(await service.login(session, runtime, email=body.email, password=body.password))
 
 
-@router.post("/refresh", response_model=Envelope[TokenOut])
+@router.post("/refresh", response_model=Envelope[TokenOut], dependencies=[LimitByClientIp])
 async def refresh(body: RefreshRequest, session: SessionDep, runtime: RuntimeDep) -> JSONResponse:
     """Exchange a refresh token (single use) for a new access token and a new refresh token."""
     return _tokens(await service.refresh(session, runtime, refresh_token=body.refresh_token))

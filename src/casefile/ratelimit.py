@@ -1,0 +1,133 @@
+"""Rate limits (contract §9), counted by the `limits` library in a moving window.
+
+Four buckets; a request counts in exactly one:
+
+- `/admin/*`: the administrator's bucket (`rate_limit_admin`), keyed by the caller;
+- `/auth/login`, `/auth/refresh` (and the single sign-on endpoints): the client IP's bucket
+  (`rate_limit_login`);
+- any other authenticated request: its user's bucket (`rate_limit_user`) or its API key's
+  (`rate_limit_api_key`).
+
+The counters live in the process, or in Redis when `CASEFILE_REDIS_URL` is set, so that every
+process of a deployment shares one count. The moving window is exact: a limit of N admits at most
+N requests in any window-long span, however they are spread over processes.
+
+The result of the check is kept on the request's scope; `RateLimitHeadersMiddleware` writes the
+`X-RateLimit-*` headers (and `Retry-After` on 429) on whatever response the request ends with.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from enum import StrEnum
+
+from limits import RateLimitItem, parse
+from limits.aio.storage import MemoryStorage, RedisStorage, Storage
+from limits.aio.strategies import MovingWindowRateLimiter
+from starlette.datastructures import MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from casefile.errors import RateLimited
+from casefile.settings import Settings
+
+SCOPE_KEY = "rate_limit"
+
+
+class Bucket(StrEnum):
+    USER = "user"
+    API_KEY = "api_key"
+    ADMIN = "admin"
+    LOGIN = "login"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    allowed: bool
+    limit: int
+    remaining: int
+    reset_at: float  # unix seconds: when the oldest counted request leaves the window
+
+    def headers(self, now: float) -> dict[str, str]:
+        headers = {
+            "X-RateLimit-Limit": str(self.limit),
+            "X-RateLimit-Remaining": str(self.remaining),
+            "X-RateLimit-Reset": str(math.ceil(self.reset_at)),
+        }
+        if not self.allowed:
+            headers["Retry-After"] = str(max(1, math.ceil(self.reset_at - now)))
+        return headers
+
+
+class RateLimiter:
+    def __init__(self, settings: Settings) -> None:
+        self.items: dict[Bucket, RateLimitItem] = {
+            Bucket.USER: parse(settings.rate_limit_user),
+            Bucket.API_KEY: parse(settings.rate_limit_api_key),
+            Bucket.ADMIN: parse(settings.rate_limit_admin),
+            Bucket.LOGIN: parse(settings.rate_limit_login),
+        }
+        self.storage: Storage
+        if settings.redis_url:
+            self.storage = RedisStorage(
+                _async_redis_uri(settings.redis_url),
+                implementation="redispy",
+                key_prefix=f"{settings.redis_key_prefix}:ratelimit",
+                wrap_exceptions=True,
+            )
+        else:
+            self.storage = MemoryStorage()
+        self.strategy = MovingWindowRateLimiter(self.storage)
+
+    async def hit(self, bucket: Bucket, identity: str) -> Verdict:
+        item = self.items[bucket]
+        allowed = await self.strategy.hit(item, bucket.value, identity)
+        stats = await self.strategy.get_window_stats(item, bucket.value, identity)
+        return Verdict(
+            allowed=allowed, limit=item.amount, remaining=max(0, stats.remaining), reset_at=stats.reset_time
+        )
+
+
+def _async_redis_uri(url: str) -> str:
+    """`limits` picks its asyncio Redis client by the `async+` scheme prefix."""
+    return url if url.startswith("async+") else f"async+{url}"
+
+
+async def enforce(limiter: RateLimiter, scope: Scope, bucket: Bucket, identity: str) -> None:
+    """Count this request in `bucket`; raise 429 if it is over the limit. Once per request."""
+    state = scope.setdefault("state", {})
+    if SCOPE_KEY in state:
+        return
+    verdict = await limiter.hit(bucket, identity)
+    state[SCOPE_KEY] = verdict
+    if not verdict.allowed:
+        raise RateLimited(f"Rate limit of {verdict.limit} requests exceeded; retry later")
+
+
+def is_admin_path(path: str) -> bool:
+    """`/api/v1/admin/...` or the unversioned alias `/api/admin/...`."""
+    return any(path == prefix or path.startswith(prefix + "/") for prefix in ("/api/v1/admin", "/api/admin"))
+
+
+class RateLimitHeadersMiddleware:
+    """Put the rate-limit headers on every response of a request that was counted."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                verdict: Verdict | None = scope.get("state", {}).get(SCOPE_KEY)
+                if verdict is not None:
+                    headers = MutableHeaders(scope=message)
+                    for name, value in verdict.headers(time.time()).items():
+                        headers[name] = value
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
