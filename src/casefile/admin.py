@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends
 
 from casefile.api_keys.router import router as api_keys_router
 from casefile.auth.dependencies import require_admin
+from casefile.config.router import router as config_router
 from casefile.errors import NotFound
 from casefile.webhooks.router import router as webhooks_router
 
@@ -18,6 +19,7 @@ def build_admin_router() -> APIRouter:
     router = APIRouter(prefix="/admin", dependencies=[Depends(require_admin)])
     router.include_router(api_keys_router)
     router.include_router(webhooks_router)
+    router.include_router(config_router)
 
     # Last, so that it only catches what no admin route matched.
     @router.api_route("/{path:path}", methods=ALL_METHODS, include_in_schema=False)

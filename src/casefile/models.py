@@ -3,6 +3,7 @@
 from casefile.api_keys.models import ApiKey
 from casefile.auth.models import AuthSession, RefreshToken, RevokedSession
 from casefile.cases.models import Case, CaseAssignee, CaseNumberCounter
+from casefile.config.models import SystemConfig
 from casefile.db import Base
 from casefile.documents.models import Blob, Document
 from casefile.events.models import Event
@@ -23,6 +24,7 @@ __all__ = [
     "Event",
     "RefreshToken",
     "RevokedSession",
+    "SystemConfig",
     "User",
     "Webhook",
 ]

@@ -22,10 +22,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from casefile.auth.permissions import Principal
 from casefile.cases.models import Case
 from casefile.clock import utcnow
+from casefile.config.service import load as load_config
 from casefile.db import after_commit, commit_early, dialect_insert
 from casefile.documents.models import Blob, Document
 from casefile.documents.schemas import TITLE_REQUIRED, DocumentOut, DocumentUpdate, UploadForm
-from casefile.documents.sniff import ALLOWED_TYPES, detect
+from casefile.documents.sniff import detect
 from casefile.documents.upload import FILE_FIELD, receive_upload
 from casefile.errors import NotFound, UnsupportedMediaType, ValidationFailed
 from casefile.events import catalogue
@@ -93,10 +94,10 @@ async def upload_document(
     content_type: str,
 ) -> Document:
     await _get_case(session, case_id)  # before reading a byte of the body
+    uploads = (await load_config(session, runtime.settings)).uploads
     await commit_early(session)  # and hold no transaction or connection while the body streams in
-    settings = runtime.settings
     async with receive_upload(
-        body, content_type, temp_dir=settings.upload_temp_dir, max_file_bytes=settings.max_upload_bytes
+        body, content_type, temp_dir=runtime.settings.upload_temp_dir, max_file_bytes=uploads.max_size_bytes
     ) as received:
         form = UploadForm.from_fields(received.fields)
         if received.path is None:
@@ -105,7 +106,7 @@ async def upload_document(
             raise ValidationFailed.on(FILE_FIELD, "File is empty")
         file_name = safe_file_name(received.file_name or form.title or "document")
         file_type = detect(received.head, file_name, complete=received.head_is_complete)
-        if file_type not in ALLOWED_TYPES:
+        if file_type not in uploads.allowed_types:
             raise UnsupportedMediaType(
                 f"This kind of file is not accepted ({file_type or 'unrecognised content'})"
             )

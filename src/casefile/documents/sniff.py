@@ -14,7 +14,8 @@ import filetype
 
 HEAD_BYTES = 64 * 1024
 
-ALLOWED_TYPES: frozenset[str] = frozenset(
+# The types detection can name; uploads accept the subset runtime configuration allows (all by default).
+SUPPORTED_TYPES: frozenset[str] = frozenset(
     {
         "application/pdf",
         "application/vnd.openxmlformats-officedocument.wordprocessingml.document",

@@ -16,6 +16,7 @@ from sqlalchemy.orm import selectinload
 
 from casefile.auth.permissions import Principal
 from casefile.clock import utcnow
+from casefile.config.service import load as load_config
 from casefile.db import commit_early
 from casefile.error_handlers import validation_details
 from casefile.errors import Conflict, ErrorDetail, NotFound, ValidationFailed
@@ -95,12 +96,13 @@ async def create_webhook(
     session: AsyncSession, runtime: Runtime, actor: Principal, body: WebhookCreate
 ) -> Webhook:
     now = utcnow()
+    config = await load_config(session, runtime.settings)
     webhook = Webhook(
         name=body.name,
         url=await _validated_url(runtime, body.url),
         events=body.events,
         active=body.active,
-        retry_policy=(body.retry_policy or RetryPolicy()).model_dump(),
+        retry_policy=(body.retry_policy or config.webhooks.default_retry_policy).model_dump(),
         secret_sealed=runtime.secret_box.seal(body.secret),
         previous_secrets=[],
         created_by=actor.actor_id,

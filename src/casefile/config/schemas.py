@@ -1,0 +1,100 @@
+from __future__ import annotations
+
+from typing import Self
+
+from pydantic import AwareDatetime, Field, field_validator, model_validator
+
+from casefile.documents.sniff import SUPPORTED_TYPES
+from casefile.schemas import InModel, Timestamp
+from casefile.webhooks.schemas import RetryPolicy
+
+# The largest upload an administrator may allow at run time: uploads stream to disk, so this bounds
+# disk use per request, not memory.
+MAX_UPLOAD_CEILING = 16 * 1024**3
+
+
+class Maintenance(InModel):
+    scheduled_start: AwareDatetime | None = None
+    scheduled_end: AwareDatetime | None = None
+    message: str | None = Field(default=None, max_length=1000)
+
+    @model_validator(mode="after")
+    def _window(self) -> Self:
+        if (self.scheduled_start is None) != (self.scheduled_end is None):
+            raise ValueError("Give both scheduled_start and scheduled_end, or neither")
+        if self.scheduled_start and self.scheduled_end and self.scheduled_end <= self.scheduled_start:
+            raise ValueError("scheduled_end must be after scheduled_start")
+        return self
+
+
+class Uploads(InModel):
+    max_size_bytes: int = Field(ge=1, le=MAX_UPLOAD_CEILING)
+    allowed_types: list[str] = Field(min_length=1, max_length=len(SUPPORTED_TYPES))
+
+    @field_validator("allowed_types")
+    @classmethod
+    def _known_types(cls, value: list[str]) -> list[str]:
+        unknown = [t for t in value if t not in SUPPORTED_TYPES]
+        if unknown:
+            raise ValueError(
+                f"Not a type Casefile recognises: {', '.join(unknown)}. "
+                f"Choose from: {', '.join(sorted(SUPPORTED_TYPES))}"
+            )
+        return sorted(set(value))
+
+
+class Ai(InModel):
+    enabled: bool
+
+
+class Webhooks(InModel):
+    default_retry_policy: RetryPolicy
+
+
+class Config(InModel):
+    """The effective configuration: every field has a value."""
+
+    maintenance: Maintenance
+    uploads: Uploads
+    ai: Ai
+    webhooks: Webhooks
+
+
+class ConfigOut(Config):
+    updated_at: Timestamp | None
+    updated_by: str | None
+
+
+class MaintenancePatch(InModel):
+    scheduled_start: AwareDatetime | None = None
+    scheduled_end: AwareDatetime | None = None
+    message: str | None = Field(default=None, max_length=1000)
+
+
+class UploadsPatch(InModel):
+    max_size_bytes: int | None = Field(default=None, ge=1, le=MAX_UPLOAD_CEILING)
+    allowed_types: list[str] | None = Field(default=None, min_length=1, max_length=len(SUPPORTED_TYPES))
+
+
+class AiPatch(InModel):
+    enabled: bool | None = None
+
+
+class RetryPolicyPatch(InModel):
+    max_attempts: int | None = None
+    backoff_multiplier: float | None = None
+    initial_delay: int | None = None
+
+
+class WebhooksPatch(InModel):
+    default_retry_policy: RetryPolicyPatch | None = None
+
+
+class ConfigPatch(InModel):
+    """Only the fields given change; a field given as null returns to its default (for the
+    maintenance window: none). The result is validated as a whole (e.g. end after start)."""
+
+    maintenance: MaintenancePatch | None = None
+    uploads: UploadsPatch | None = None
+    ai: AiPatch | None = None
+    webhooks: WebhooksPatch | None = None
