@@ -120,6 +120,12 @@ async def _on_unexpected(request: Request, exc: Exception) -> JSONResponse:
     log.error(
         "unhandled error in %s %s [request_id=%s]", request.method, request.url.path, request_id, exc_info=exc
     )
+    runtime = getattr(request.app.state, "runtime", None)
+    if runtime is not None:
+        route = getattr(request.scope.get("route"), "path", request.url.path)
+        runtime.errors.report(
+            exc, method=request.method, path=request.url.path, route=route, request_id=request_id
+        )
     response = app_error_response(AppError(), request_id)
     response.headers["X-Request-ID"] = request_id
     return response

@@ -10,11 +10,13 @@ from pathlib import Path
 from redis.asyncio import Redis
 
 from casefile.auth.denylist import DatabaseDenyList, DenyList, RedisDenyList
+from casefile.auth.oidc import OidcClient
 from casefile.db import Database
 from casefile.ratelimit import RateLimiter
 from casefile.secretbox import SecretBox
 from casefile.settings import Settings
 from casefile.storage import ContentStore, LocalContentStore
+from casefile.system_errors import ErrorReporter
 from casefile.worker.wakeup import Wakeup
 
 
@@ -28,6 +30,9 @@ class Runtime:
     secret_box: SecretBox
     wakeup: Wakeup
     limiter: RateLimiter
+    errors: ErrorReporter
+    # The OpenID provider, when single sign-on is configured.
+    oidc: OidcClient | None = None
 
     @classmethod
     def start(cls, settings: Settings) -> Runtime:
@@ -38,19 +43,25 @@ class Runtime:
         redis = Redis.from_url(settings.redis_url) if settings.redis_url else None
         deny_list: DenyList = RedisDenyList(redis) if redis is not None else DatabaseDenyList()
         wakeup = Wakeup(redis)
+        db = Database(settings, session_info={"wakeup": wakeup})
         return cls(
             settings=settings,
-            db=Database(settings, session_info={"wakeup": wakeup}),
+            db=db,
             deny_list=deny_list,
             redis=redis,
             store=LocalContentStore(settings.content_dir),
             secret_box=SecretBox(settings.encryption_key),
             wakeup=wakeup,
             limiter=RateLimiter(settings),
+            errors=ErrorReporter(db, redis, settings.redis_key_prefix),
+            oidc=OidcClient.from_settings(settings),
         )
 
     async def close(self) -> None:
+        await self.errors.aclose()
         await self.db.dispose()
+        if self.oidc is not None:
+            await self.oidc.aclose()
         if self.redis is not None:
             await self.redis.aclose()
 
