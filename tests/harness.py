@@ -6,6 +6,7 @@ import http.server
 import json
 import os
 import signal
+import ssl
 import subprocess
 import sys
 import threading
@@ -142,9 +143,25 @@ def settings_env(settings: Settings, **extra: Any) -> dict[str, str]:
 class Process:
     """`casefile serve` or `casefile worker` as a child process, on the given settings."""
 
-    def __init__(self, command: str, settings: Settings, log: Path, **extra: Any) -> None:
+    def __init__(
+        self,
+        command: str,
+        settings: Settings,
+        log: Path,
+        *,
+        options: tuple[str, ...] = (),
+        host: str = "127.0.0.1",
+        tls: ssl.SSLContext | None = None,
+        **extra: Any,
+    ) -> None:
+        """`options` are more command-line options; with `tls` (the client's trust), the server
+        is reached over HTTPS."""
         self.port = free_port() if command == "serve" else None
-        args = [CASEFILE, command] + (["--host", "127.0.0.1", "--port", str(self.port)] if self.port else [])
+        self.host = host
+        self.tls = tls
+        self.scheme = "https" if tls else "http"
+        args = [CASEFILE, command] + (["--host", host, "--port", str(self.port)] if self.port else [])
+        args += list(options)
         self.log = log
         with log.open("ab") as output:  # the child keeps its own copy of the descriptor
             self.proc = subprocess.Popen(
@@ -154,14 +171,18 @@ class Process:
             wait_until(self._healthy, timeout=60, interval=0.2)
 
     @property
+    def root(self) -> str:
+        return f"{self.scheme}://{self.host}:{self.port}"
+
+    @property
     def base(self) -> str:
-        return f"http://127.0.0.1:{self.port}/api/v1"
+        return f"{self.root}/api/v1"
 
     def _healthy(self) -> bool:
         if self.proc.poll() is not None:
             raise RuntimeError(f"casefile exited: {self.log.read_text()[-3000:]}")
         try:
-            return httpx.get(f"http://127.0.0.1:{self.port}/healthz", timeout=1).status_code == 200
+            return httpx.get(f"{self.root}/healthz", timeout=1, verify=self.tls or True).status_code == 200
         except httpx.HTTPError:
             return False
 

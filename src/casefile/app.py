@@ -17,7 +17,7 @@ from casefile.auth.router import router as auth_router
 from casefile.cases.router import router as cases_router
 from casefile.documents.router import router as documents_router
 from casefile.documents.service import collect_orphaned_content
-from casefile.middleware import BodyLimitMiddleware, RequestIdMiddleware
+from casefile.middleware import BodyLimitMiddleware, RequestIdMiddleware, TransportSecurityMiddleware
 from casefile.ratelimit import RateLimitHeadersMiddleware
 from casefile.runtime import Runtime
 from casefile.settings import Settings
@@ -67,6 +67,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Added last = outermost: the request id is set before anything else runs.
     app.add_middleware(RateLimitHeadersMiddleware)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_json_body_bytes)
+    app.add_middleware(TransportSecurityMiddleware, require_https=settings.require_https)
     app.add_middleware(RequestIdMiddleware)
 
     api = build_api_router()

@@ -53,9 +53,39 @@ def main() -> None:
 @click.option(
     "--no-worker", is_flag=True, help="Do not deliver webhooks in this process (run `casefile worker`)"
 )
-def serve(host: str, port: int, workers: int, log_level: str | None, no_worker: bool) -> None:
+@click.option(
+    "--ssl-certfile", type=click.Path(exists=True, dir_okay=False), help="Serve HTTPS: certificate (PEM)"
+)
+@click.option(
+    "--ssl-keyfile", type=click.Path(exists=True, dir_okay=False), help="Serve HTTPS: private key (PEM)"
+)
+@click.option(
+    "--proxy-headers",
+    is_flag=True,
+    help="Behind a reverse proxy: trust X-Forwarded-Proto and X-Forwarded-For from --forwarded-allow-ips",
+)
+@click.option(
+    "--forwarded-allow-ips",
+    default="127.0.0.1",
+    show_default=True,
+    help="Comma-separated proxy addresses whose forwarded headers are trusted (with --proxy-headers)",
+)
+def serve(  # click passes options by name
+    *,
+    host: str,
+    port: int,
+    workers: int,
+    log_level: str | None,
+    no_worker: bool,
+    ssl_certfile: str | None,
+    ssl_keyfile: str | None,
+    proxy_headers: bool,
+    forwarded_allow_ips: str,
+) -> None:
     """Migrate the database, create the configured administrator, and serve the API (with the
     webhook delivery worker, unless --no-worker)."""
+    if bool(ssl_certfile) != bool(ssl_keyfile):
+        raise click.UsageError("--ssl-certfile and --ssl-keyfile go together")
     import uvicorn
 
     from casefile.migrate import upgrade
@@ -81,6 +111,11 @@ def serve(host: str, port: int, workers: int, log_level: str | None, no_worker: 
         workers=workers,
         log_level=level.lower(),
         server_header=False,
+        ssl_certfile=ssl_certfile,
+        ssl_keyfile=ssl_keyfile,
+        # Off unless asked for: a forwarded scheme or address is only true when a proxy set it.
+        proxy_headers=proxy_headers,
+        forwarded_allow_ips=forwarded_allow_ips,
     )
 
 
@@ -149,3 +184,69 @@ def openapi() -> None:
     from casefile.app import create_app
 
     click.echo(json.dumps(create_app(_settings()).openapi(), indent=2))
+
+
+@main.command()
+@click.option(
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Archive to write: .tar, or .tar.gz/.tgz to compress. It holds the keys: keep it private.",
+)
+@click.option("--force", is_flag=True, help="Overwrite the file if it exists")
+def backup(output: str, force: bool) -> None:
+    """Write a consistent backup (database, document content, keys) while the service runs, and
+    emit `system.backup_completed`. Progress goes to stderr, the summary line to stdout."""
+    from pathlib import Path
+
+    from casefile.backup import BackupError, record_backup
+    from casefile.backup import backup as write_backup
+
+    settings = _settings()
+    target = Path(output)
+    if target.exists() and not force:
+        raise click.ClickException(f"{target} exists (use --force to overwrite it)")
+    try:
+        result = write_backup(settings, target, lambda line: click.echo(line, err=True))
+    except BackupError as exc:
+        raise click.ClickException(str(exc)) from exc
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    counts = result.snapshot.counts
+    click.echo(
+        f"backup {result.path} size={result.size} sha256={result.sha256} "
+        f"cases={counts['cases']} documents={counts['documents']} webhooks={counts['webhooks']}"
+    )
+    try:
+        asyncio.run(record_backup(settings, result))
+    except Exception as exc:
+        raise click.ClickException(
+            f"the backup is complete, but system.backup_completed could not be recorded: {exc}"
+        ) from exc
+
+
+@main.command()
+@click.option("--input", "input_", required=True, type=click.Path(dir_okay=False, exists=True))
+@click.option("--force", is_flag=True, help="Replace a database and data dir that already hold data")
+def restore(input_: str, force: bool) -> None:
+    """Restore a backup into the configured data dir and database (stop the service first), then
+    migrate it to the current schema. The archive is verified completely before anything changes."""
+    from pathlib import Path
+
+    from casefile.backup import BackupError
+    from casefile.backup import restore as run_restore
+
+    settings = _settings()
+    try:
+        result = run_restore(
+            settings, Path(input_), force=force, report=lambda line: click.echo(line, err=True)
+        )
+    except BackupError as exc:
+        raise click.ClickException(str(exc)) from exc
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    manifest, counts = result.manifest, result.manifest["counts"]
+    click.echo(
+        f"restored backup of {manifest['created_at']} into {settings.data_dir}: "
+        f"cases={counts['cases']} documents={counts['documents']} webhooks={counts['webhooks']}"
+    )

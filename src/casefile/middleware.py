@@ -1,4 +1,4 @@
-"""Pure ASGI middleware: request ids and the JSON body limit.
+"""Pure ASGI middleware: request ids, transport security and the JSON body limit.
 
 Pure ASGI (not BaseHTTPMiddleware) so that streaming bodies stay streaming and contextvars set
 here reach the handlers.
@@ -6,12 +6,14 @@ here reach the handlers.
 
 from __future__ import annotations
 
+import ipaddress
+
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from casefile.envelope import REQUEST_ID_HEADER, accept_or_make_request_id, request_id_var
-from casefile.error_handlers import app_error_response
-from casefile.errors import AppError, PayloadTooLarge, UnsupportedMediaType
+from casefile.error_handlers import app_error_response, auth_error_response
+from casefile.errors import AppError, Forbidden, PayloadTooLarge, UnsupportedMediaType
 
 # Bodies of these types are streamed by their endpoints, which enforce their own limits.
 STREAMED_CONTENT_TYPES = ("multipart/form-data",)
@@ -101,3 +103,52 @@ class BodyLimitMiddleware:
 
     def _too_large(self) -> AppError:
         return PayloadTooLarge(f"JSON request bodies are limited to {self.max_bytes} bytes")
+
+
+HSTS_VALUE = "max-age=31536000; includeSubDomains"
+
+
+class TransportSecurityMiddleware:
+    """HTTPS rules (contract §11): answers given over HTTPS carry HSTS; with `require_https`,
+    plain-HTTP requests are refused with AUTH_020 before any body is read, except from loopback
+    (health checks, a local proxy) and for `/healthz`.
+
+    The scheme and client address are the connection's, or a trusted proxy's `X-Forwarded-*` when
+    the server runs with `--proxy-headers` (uvicorn rewrites the scope before this runs).
+    """
+
+    def __init__(self, app: ASGIApp, require_https: bool) -> None:
+        self.app = app
+        self.require_https = require_https
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if scope.get("scheme") == "https":
+
+            async def send_with_hsts(message: Message) -> None:
+                if message["type"] == "http.response.start":
+                    MutableHeaders(scope=message)["Strict-Transport-Security"] = HSTS_VALUE
+                await send(message)
+
+            await self.app(scope, receive, send_with_hsts)
+            return
+        if self.require_https and scope["path"] != "/healthz" and not _from_loopback(scope):
+            refusal = Forbidden("AUTH_020", "This server accepts HTTPS only; use https://")
+            await auth_error_response(refusal)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def _from_loopback(scope: Scope) -> bool:
+    client = scope.get("client")
+    if not client:  # a Unix socket: the caller is on this machine
+        return True
+    try:
+        address = ipaddress.ip_address(client[0])
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return address.is_loopback
