@@ -1,4 +1,4 @@
-"""`casefile` command line: serve, migrate, users create-admin, openapi."""
+"""`casefile` command line: serve, worker, migrate, backup, restore, users create-admin, openapi."""
 
 from __future__ import annotations
 
@@ -208,7 +208,7 @@ def backup(output: str, force: bool) -> None:
         raise click.ClickException(f"{target} exists (use --force to overwrite it)")
     try:
         result = write_backup(settings, target, lambda line: click.echo(line, err=True))
-    except BackupError as exc:
+    except (BackupError, OSError) as exc:  # OSError: e.g. no space left, permission denied
         raise click.ClickException(str(exc)) from exc
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
@@ -226,7 +226,13 @@ def backup(output: str, force: bool) -> None:
 
 
 @main.command()
-@click.option("--input", "input_", required=True, type=click.Path(dir_okay=False, exists=True))
+@click.option(
+    "--input",
+    "input_",
+    required=True,
+    type=click.Path(dir_okay=False, exists=True),
+    help="An archive written by `casefile backup`",
+)
 @click.option("--force", is_flag=True, help="Replace a database and data dir that already hold data")
 def restore(input_: str, force: bool) -> None:
     """Restore a backup into the configured data dir and database (stop the service first), then
@@ -241,7 +247,7 @@ def restore(input_: str, force: bool) -> None:
         result = run_restore(
             settings, Path(input_), force=force, report=lambda line: click.echo(line, err=True)
         )
-    except BackupError as exc:
+    except (BackupError, OSError) as exc:
         raise click.ClickException(str(exc)) from exc
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)

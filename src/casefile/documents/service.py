@@ -20,6 +20,7 @@ from sqlalchemy import ColumnElement, and_, exists, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.auth.permissions import Principal
+from casefile.backup import content_removal_allowed
 from casefile.cases.models import Case
 from casefile.clock import utcnow
 from casefile.config.service import load as load_config
@@ -148,18 +149,25 @@ async def _hold_blob(session: AsyncSession, sha256: str, size: int) -> None:
 
 
 async def collect_content(runtime: Runtime, sha256: str) -> None:
-    """Remove stored content that no document refers to any more."""
-    async with runtime.db.transaction(write=True) as session:
-        blob = await session.scalar(select(Blob).where(Blob.sha256 == sha256).with_for_update())
-        if blob is None:
+    """Remove stored content that no document refers to any more.
+
+    Not while `casefile backup` runs: its database snapshot may still refer to the content, and
+    the file must be there when it is copied. The row then stays, and the content is collected
+    as an orphan at the next start (`collect_orphaned_content`)."""
+    with content_removal_allowed(runtime.settings.data_dir) as allowed:
+        if not allowed:
             return
-        if await session.scalar(select(exists().where(Document.sha256 == sha256))):
-            return
-        await session.delete(blob)
-        await session.flush()
-        # Inside the locked transaction: an upload of the same bytes waits on the row, and places
-        # its file only after this removal.
-        await runtime.store.delete(sha256)
+        async with runtime.db.transaction(write=True) as session:
+            blob = await session.scalar(select(Blob).where(Blob.sha256 == sha256).with_for_update())
+            if blob is None:
+                return
+            if await session.scalar(select(exists().where(Document.sha256 == sha256))):
+                return
+            await session.delete(blob)
+            await session.flush()
+            # Inside the locked transaction: an upload of the same bytes waits on the row, and
+            # places its file only after this removal.
+            await runtime.store.delete(sha256)
 
 
 async def collect_orphaned_content(runtime: Runtime) -> int:
