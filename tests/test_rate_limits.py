@@ -39,7 +39,7 @@ def limit_headers(response: httpx.Response) -> tuple[int, int, int]:
     return int(h["x-ratelimit-limit"]), int(h["x-ratelimit-remaining"]), int(h["x-ratelimit-reset"])
 
 
-def test_login_and_refresh_share_the_client_ip_bucket(make_server) -> None:
+def test_login_refresh_and_sign_on_share_the_client_ip_bucket(make_server) -> None:
     server = make_server(**TIGHT)
     with httpx.Client(base_url=server.base) as c:
         first = c.post("/auth/login", json={"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD})
@@ -58,6 +58,8 @@ def test_login_and_refresh_share_the_client_ip_bucket(make_server) -> None:
         retry_after = int(refused.headers["retry-after"])
         assert 1 <= retry_after <= 60
         assert time.time() < reset <= time.time() + 61
+        # The single sign-on endpoints take credentials too, and count in the same bucket.
+        api_error(c.get("/auth/oauth/authorize"), 429, "RATE_LIMITED")
 
 
 def test_each_request_counts_in_exactly_one_bucket(make_server) -> None:

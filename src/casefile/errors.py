@@ -85,6 +85,15 @@ class RateLimited(AppError):
     default_message = "Too many requests"
 
 
+class ProviderUnavailable(AppError):
+    """The provider did not answer, or answered with something unusable: nothing the caller did
+    wrong, so not a 401; try again later."""
+
+    status_code = 503
+    code = "SSO_PROVIDER_UNAVAILABLE"
+    default_message = "The single sign-on provider cannot be reached; try again later"
+
+
 class AuthError(Exception):
     """401/403 with the authentication error body: `{error, error_description, error_code, ...}`."""
 
@@ -138,3 +147,8 @@ def permission_missing(permission: str) -> Forbidden:
 
 def admin_required() -> Forbidden:
     return Forbidden("AUTH_011", "This endpoint needs an administrator's access token")
+
+
+def sso_failed(reason: str) -> Unauthorized:
+    """The sign-in through the provider failed (state, provider error, code exchange, ID token)."""
+    return Unauthorized("AUTH_007", f"Single sign-on failed: {reason}")

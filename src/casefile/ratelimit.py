@@ -26,6 +26,7 @@ from enum import StrEnum
 from limits import RateLimitItem, parse
 from limits.aio.storage import MemoryStorage, RedisStorage, Storage
 from limits.aio.strategies import MovingWindowRateLimiter
+from redis.asyncio import Redis
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -61,7 +62,7 @@ class Verdict:
 
 
 class RateLimiter:
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, redis: Redis | None) -> None:
         self.items: dict[Bucket, RateLimitItem] = {
             Bucket.USER: parse(settings.rate_limit_user),
             Bucket.API_KEY: parse(settings.rate_limit_api_key),
@@ -69,12 +70,15 @@ class RateLimiter:
             Bucket.LOGIN: parse(settings.rate_limit_login),
         }
         self.storage: Storage
-        if settings.redis_url:
+        if redis is not None and settings.redis_url:
             self.storage = RedisStorage(
                 _async_redis_uri(settings.redis_url),
                 implementation="redispy",
                 key_prefix=f"{settings.redis_key_prefix}:ratelimit",
                 wrap_exceptions=True,
+                # The process's own Redis connections, closed with the runtime. (`limits` types
+                # its options as scalars, but its redis-py bridge takes a pool by this name.)
+                connection_pool=redis.connection_pool,  # type: ignore[arg-type]
             )
         else:
             self.storage = MemoryStorage()

@@ -52,7 +52,7 @@ class Runtime:
             store=LocalContentStore(settings.content_dir),
             secret_box=SecretBox(settings.encryption_key),
             wakeup=wakeup,
-            limiter=RateLimiter(settings),
+            limiter=RateLimiter(settings, redis),
             errors=ErrorReporter(db, redis, settings.redis_key_prefix),
             oidc=OidcClient.from_settings(settings),
         )

@@ -1,13 +1,27 @@
 from __future__ import annotations
 
-from fastapi import APIRouter
-from fastapi.responses import JSONResponse
+import secrets
+from typing import Annotated
+from urllib.parse import urlsplit
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse, RedirectResponse
 
 from casefile import envelope
 from casefile.auth import service
 from casefile.auth.dependencies import CurrentUser, LimitByClientIp, RuntimeDep, SessionDep
+from casefile.auth.oidc import (
+    FLOW_COOKIE,
+    FLOW_SECONDS,
+    Flow,
+    OidcClient,
+    SsoNotConfigured,
+    provider_error,
+)
 from casefile.auth.schemas import LoginRequest, LogoutOut, RefreshRequest, TokenOut
 from casefile.envelope import Envelope
+from casefile.errors import sso_failed
+from casefile.runtime import Runtime
 from casefile.users.schemas import UserOut
 
 router = APIRouter(prefix="/auth", tags=["auth"])
@@ -42,3 +56,80 @@ async def logout(principal: CurrentUser, session: SessionDep, runtime: RuntimeDe
     """End the session: its access tokens and refresh tokens stop working at once."""
     await service.logout(session, runtime, principal)
     return envelope.ok({"logged_out": True})
+
+
+# --- Single sign-on (OpenID Connect, authorization-code flow with PKCE) ------------------------
+
+
+def _oidc(runtime: Runtime) -> OidcClient:
+    if runtime.oidc is None:
+        raise SsoNotConfigured()
+    return runtime.oidc
+
+
+def _redirect_uri(request: Request, oidc: OidcClient) -> str:
+    """The callback URL registered at the provider: configured, or this server's own."""
+    return oidc.redirect_uri or str(request.base_url).rstrip("/") + "/api/v1/auth/oauth/callback"
+
+
+@router.get(
+    "/oauth/authorize",
+    dependencies=[LimitByClientIp],
+    response_class=RedirectResponse,
+    status_code=302,
+    responses={302: {"description": "To the provider's authorization endpoint"}},
+)
+async def oauth_authorize(request: Request, runtime: RuntimeDep) -> RedirectResponse:
+    """Start a single sign-on: redirect the browser to the OpenID provider. The provider sends it
+    back to `/auth/oauth/callback`, which answers like `POST /auth/login`."""
+    oidc = _oidc(runtime)
+    redirect_uri = _redirect_uri(request, oidc)
+    url, flow = await oidc.begin(redirect_uri)
+    response = RedirectResponse(url, status_code=302, headers={"Cache-Control": "no-store"})
+    # The flow rides in an encrypted cookie that only the callback's path receives: any API
+    # process can finish the sign-in, and only in the browser that started it.
+    response.set_cookie(
+        FLOW_COOKIE,
+        flow.seal(runtime.secret_box.seal),
+        max_age=FLOW_SECONDS,
+        path=urlsplit(redirect_uri).path or "/",
+        secure=redirect_uri.startswith("https://"),
+        httponly=True,
+        samesite="lax",
+    )
+    return response
+
+
+@router.get("/oauth/callback", response_model=Envelope[TokenOut], dependencies=[LimitByClientIp])
+async def oauth_callback(
+    request: Request,
+    runtime: RuntimeDep,
+    *,
+    code: Annotated[str | None, Query(max_length=2048)] = None,
+    state: Annotated[str | None, Query(max_length=512)] = None,
+    error: Annotated[str | None, Query(max_length=200)] = None,
+    iss: Annotated[str | None, Query(max_length=2048)] = None,
+) -> JSONResponse:
+    """Finish a single sign-on: check the state, exchange the code at the provider, check its ID
+    token, and answer like `POST /auth/login` (the user is matched by email, or created as a
+    viewer on the first sign-in)."""
+    oidc = _oidc(runtime)
+    flow = Flow.open(request.cookies.get(FLOW_COOKIE), runtime.secret_box.open)
+    if flow is None or state is None or not secrets.compare_digest(state.encode(), flow.state.encode()):
+        raise sso_failed("the sign-in state is missing, expired or does not match; start again")
+    # RFC 9207: a provider that names itself in the answer must be ours (mix-up defence).
+    if iss is not None and iss.rstrip("/") != oidc.issuer.rstrip("/"):
+        raise sso_failed("the answer comes from another issuer")
+    if error is not None:
+        raise sso_failed(f"the provider refused the sign-in ({provider_error(error) or 'unknown error'})")
+    if not code:
+        raise sso_failed("the provider sent no authorization code")
+    identity = await oidc.finish(flow, code)
+    # A GET, so the request has no write transaction: this one is short and opened only now,
+    # after the provider has answered.
+    async with runtime.db.transaction(write=True) as session:
+        issued = await service.sso_login(session, runtime, identity)
+    response = _tokens(issued)
+    response.delete_cookie(FLOW_COOKIE, path=urlsplit(flow.redirect_uri).path or "/", httponly=True)
+    response.headers["Cache-Control"] = "no-store"
+    return response

@@ -9,12 +9,14 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from sqlalchemy import func, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.api_keys.models import ApiKey
 from casefile.auth import passwords
 from casefile.auth.jwt_tokens import decode_access_token, issue_access_token
 from casefile.auth.models import AuthSession, RefreshToken
+from casefile.auth.oidc import Identity
 from casefile.auth.permissions import ROLE_PERMISSIONS, Principal
 from casefile.clock import utcnow
 from casefile.db import commit_early
@@ -162,6 +164,8 @@ async def logout(session: AsyncSession, runtime: Runtime, principal: Principal) 
 
 async def authenticate_bearer(session: AsyncSession, runtime: Runtime, token: str) -> Principal:
     claims = decode_access_token(runtime.settings, token)
+    if claims is None and runtime.oidc is not None and runtime.oidc.may_have_issued(token):
+        return await _authenticate_provider_token(session, runtime, token)
     user = await session.get(User, claims.user_id) if claims else None
     if claims is None or user is None:
         raise invalid_token()
@@ -178,6 +182,65 @@ async def authenticate_bearer(session: AsyncSession, runtime: Runtime, token: st
         session_id=claims.session_id,
         token_expires_at=claims.expires_at.timestamp(),
     )
+
+
+async def _authenticate_provider_token(session: AsyncSession, runtime: Runtime, token: str) -> Principal:
+    """A JWT access token of the single sign-on provider: the user with its email (created as a
+    viewer on first sight). Such a principal has no Casefile session: logging out ends nothing,
+    the token lives until it expires or the provider revokes it."""
+    assert runtime.oidc is not None
+    identity = await runtime.oidc.verify_access_token(token)
+    user = await find_user_by_email(session, identity.email)
+    if user is None:
+        if session.info.get("write", True) or not runtime.db.is_sqlite:
+            user = await _create_sso_user(session, identity)
+        else:
+            # A read-only SQLite transaction must not upgrade itself to a writer: create the
+            # user in a short write transaction, then end the read transaction, whose snapshot
+            # predates the user, so the request's next statement sees it.
+            async with runtime.db.transaction(write=True) as writer:
+                user_id = (await _create_sso_user(writer, identity)).id
+            await session.rollback()
+            user = await session.get(User, user_id)
+            if user is None:
+                raise invalid_token()
+    if not user.active:
+        raise user_disabled()
+    return Principal(
+        kind="user",
+        id=user.id,
+        role=user.role,
+        permissions=ROLE_PERMISSIONS[user.role],
+        session_id=None,
+        token_expires_at=identity.expires_at,
+    )
+
+
+async def _create_sso_user(session: AsyncSession, identity: Identity) -> User:
+    """A viewer for a first sign-in through the provider, with no usable password (the password
+    login never matches a missing hash). Two first requests at once: one creates, both get it."""
+    user = User(
+        email=identity.email, name=(identity.name or identity.email)[:200], role="viewer", password_hash=None
+    )
+    session.add(user)
+    try:
+        async with session.begin_nested():
+            await session.flush()
+    except IntegrityError:
+        existing = await find_user_by_email(session, identity.email)
+        if existing is None:
+            raise
+        return existing
+    return user
+
+
+async def sso_login(session: AsyncSession, runtime: Runtime, identity: Identity) -> IssuedTokens:
+    """The end of a sign-in through the provider: our own token pair, exactly as a password
+    login gives (with `user.login` method "oidc")."""
+    user = await find_user_by_email(session, identity.email) or await _create_sso_user(session, identity)
+    if not user.active:
+        raise user_disabled()
+    return await open_session(session, runtime, user, method="oidc")
 
 
 def split_api_key(key: str) -> str | None:
