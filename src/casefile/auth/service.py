@@ -173,14 +173,18 @@ async def authenticate_bearer(session: AsyncSession, runtime: Runtime, token: st
         raise user_disabled()
     if await runtime.deny_list.is_denied(session, claims.session_id):
         raise invalid_token()
+    return _user_principal(user, session_id=claims.session_id, expires_at=claims.expires_at.timestamp())
+
+
+def _user_principal(user: User, *, session_id: str | None, expires_at: float) -> Principal:
     # The role comes from the database, not the token: a role change takes effect at once.
     return Principal(
         kind="user",
         id=user.id,
         role=user.role,
         permissions=ROLE_PERMISSIONS[user.role],
-        session_id=claims.session_id,
-        token_expires_at=claims.expires_at.timestamp(),
+        session_id=session_id,
+        token_expires_at=expires_at,
     )
 
 
@@ -206,14 +210,7 @@ async def _authenticate_provider_token(session: AsyncSession, runtime: Runtime, 
                 raise invalid_token()
     if not user.active:
         raise user_disabled()
-    return Principal(
-        kind="user",
-        id=user.id,
-        role=user.role,
-        permissions=ROLE_PERMISSIONS[user.role],
-        session_id=None,
-        token_expires_at=identity.expires_at,
-    )
+    return _user_principal(user, session_id=None, expires_at=identity.expires_at)
 
 
 async def _create_sso_user(session: AsyncSession, identity: Identity) -> User:
