@@ -1,5 +1,6 @@
 """Imports every model so that `Base.metadata` knows the whole schema (Alembic, tests)."""
 
+from casefile.ai.models import AiJob, DocumentChunk
 from casefile.api_keys.models import ApiKey
 from casefile.auth.models import AuthSession, RefreshToken, RevokedSession
 from casefile.cases.models import Case, CaseAssignee, CaseNumberCounter
@@ -11,6 +12,7 @@ from casefile.users.models import User
 from casefile.webhooks.models import Delivery, DeliveryAttempt, Webhook
 
 __all__ = [
+    "AiJob",
     "ApiKey",
     "AuthSession",
     "Base",
@@ -21,6 +23,7 @@ __all__ = [
     "Delivery",
     "DeliveryAttempt",
     "Document",
+    "DocumentChunk",
     "Event",
     "RefreshToken",
     "RevokedSession",

@@ -1,8 +1,9 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import ForeignKey, Index, Integer, String, Text, func
+from sqlalchemy import JSON, ForeignKey, Index, Integer, String, Text, func
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from casefile.clock import new_id, utcnow
@@ -24,6 +25,7 @@ class Case(Base):
     priority: Mapped[str] = mapped_column(String(20))
     # A plain id, not a foreign key: the case keeps its history when the user is deleted.
     created_by: Mapped[str | None] = mapped_column(String(40))
+    ai: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # the case summary, once summarized
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 

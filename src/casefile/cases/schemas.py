@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -66,3 +66,4 @@ class CaseOut(OutModel):
     assigned_to: list[str]
     created_at: Timestamp
     updated_at: Timestamp
+    ai: dict[str, Any] | None = None  # the case summary, once `POST /cases/{id}/summarize` has run
