@@ -6,8 +6,10 @@
   started. A lease that ran out (its worker died) is taken over, and its attempt marked lost.
 - `attempt` sends the signed body with no transaction open, under one hard time-out for the whole
   request, reading at most a few KiB of the answer.
-- `record` (one short transaction) writes the outcome, and updates the delivery only if the lease
-  is still this claim's (fencing): success, a retry time, or the dead-letter status.
+- `record_batch` (one short transaction for any number of outcomes) writes each attempt's outcome,
+  and updates each delivery only if the lease is still that claim's (fencing): success, a retry
+  time, or the dead-letter status. The worker records every outcome that finished while the
+  previous batch was committing in one go; `record` is the same for a single outcome.
 """
 
 from __future__ import annotations
@@ -15,18 +17,17 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 import httpx
-from sqlalchemy import or_, select, update
+from sqlalchemy import Table, bindparam, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile import __version__
-from casefile.clock import format_timestamp, utcnow
+from casefile.clock import format_timestamp, new_id, utcnow
 from casefile.events.models import Event
 from casefile.runtime import Runtime
 from casefile.secretbox import SecretBox
@@ -139,28 +140,46 @@ async def claim_due(
         statement = statement.where(Webhook.active.is_(True))
     rows = (await session.execute(statement)).unique().all()
     remaining = dict(allowance or {})
-    claims: list[Claim] = []
+    # First decide, in memory, which rows this claim takes (the allowance skips some) and which
+    # have run out of attempts or time, so that the attempts left open by dead workers are closed
+    # with one statement, before any new attempt exists.
+    taken: list[tuple[Delivery, Webhook]] = []
+    expired: list[Delivery] = []
     for delivery, webhook in rows:
-        if len(claims) >= limit:
+        if len(taken) >= limit:
             break
         if default_allowance is not None:
             left = remaining.get(webhook.id, default_allowance)
             if left <= 0:
                 continue  # this receiver has enough in flight; others go first
             remaining[webhook.id] = left - 1
-        if delivery.lease_expires_at is not None:
-            await _close_lost_attempt(session, delivery.id, now)
         if delivery.attempts_made >= delivery.max_attempts or _past_deadline(delivery, now):
-            delivery.status, delivery.lease_expires_at, delivery.updated_at = "dead", None, now
-            continue
+            expired.append(delivery)
+        else:
+            taken.append((delivery, webhook))
+    lost = [d.id for d in (*expired, *(d for d, _ in taken)) if d.lease_expires_at is not None]
+    if lost:
+        await _close_lost_attempts(session, lost, now)
+    for delivery in expired:
+        delivery.status, delivery.lease_expires_at, delivery.updated_at = "dead", None, now
+    # A webhook's secrets are decrypted once per claim, not once per delivery (a Fernet
+    # decryption each).
+    secrets_of: dict[str, tuple[str, ...]] = {}
+    claims: list[Claim] = []
+    for delivery, webhook in taken:
         delivery.attempts_made += 1
         delivery.lease_token += 1
         delivery.lease_expires_at = now + timedelta(seconds=lease_seconds(runtime))
         delivery.first_attempt_at = delivery.first_attempt_at or now
         delivery.updated_at = now
-        attempt = DeliveryAttempt(delivery_id=delivery.id, number=delivery.attempts_made, started_at=now)
+        # The id is made here rather than by the INSERT, so nothing needs flushing per row: the one
+        # flush below sends all the UPDATEs as one executemany and all the INSERTs together.
+        attempt = DeliveryAttempt(
+            id=new_id("att"), delivery_id=delivery.id, number=delivery.attempts_made, started_at=now
+        )
         session.add(attempt)
-        await session.flush()
+        if webhook.id not in secrets_of:
+            secrets_of[webhook.id] = signing_secrets(webhook, runtime.secret_box, now)
         claims.append(
             Claim(
                 delivery_id=delivery.id,
@@ -169,7 +188,7 @@ async def claim_due(
                 attempt=delivery.attempts_made,
                 webhook_id=webhook.id,
                 url=webhook.url,
-                secrets=signing_secrets(webhook, runtime.secret_box, now),
+                secrets=secrets_of[webhook.id],
                 max_attempts=delivery.max_attempts,
                 first_attempt_at=delivery.first_attempt_at,
                 retry_policy=dict(webhook.retry_policy),
@@ -189,18 +208,23 @@ def _past_deadline(delivery: Delivery, now: datetime) -> bool:
     return delivery.first_attempt_at is not None and now > delivery.first_attempt_at + DELIVERY_DEADLINE
 
 
-async def _close_lost_attempt(session: AsyncSession, delivery_id: str, now: datetime) -> None:
+async def _close_lost_attempts(session: AsyncSession, delivery_ids: list[str], now: datetime) -> None:
+    """The attempts that workers whose lease ran out left unfinished."""
     await session.execute(
         update(DeliveryAttempt)
-        .where(DeliveryAttempt.delivery_id == delivery_id, DeliveryAttempt.finished_at.is_(None))
+        .where(DeliveryAttempt.delivery_id.in_(delivery_ids), DeliveryAttempt.finished_at.is_(None))
         .values(finished_at=now, success=False, error=LOST_ATTEMPT)
+        .execution_options(synchronize_session=False)
     )
 
 
 async def attempt(client: httpx.AsyncClient, claim: Claim, timeout: float) -> Outcome:
     """POST the signed body once. Never raises for the receiver's failures: they are the outcome."""
     started_at = utcnow()
-    clock = time.monotonic()
+    # Timed on the event loop's clock, the one the time-out runs on: uvloop's `time()` is cached per
+    # loop turn, so `time.monotonic()` could show a cut-off attempt lasting a little under it.
+    loop = asyncio.get_running_loop()
+    clock = loop.time()
     headers = {
         "Content-Type": "application/json",
         "User-Agent": f"casefile-webhooks/{__version__}",
@@ -228,47 +252,87 @@ async def attempt(client: httpx.AsyncClient, claim: Claim, timeout: float) -> Ou
         error = "Redirects are not followed" if 300 <= status_code < 400 else f"HTTP {status_code}"
     return Outcome(
         started_at=started_at,
-        duration_ms=int((time.monotonic() - clock) * 1000),
+        duration_ms=round((loop.time() - clock) * 1000),
         status_code=status_code,
         error=error,
         response_body=head[:RESPONSE_KEEP].decode("utf-8", "replace") if head else None,
     )
 
 
-async def record(runtime: Runtime, claim: Claim, outcome: Outcome) -> None:
-    """Write the attempt's outcome and the delivery's next state: two statements, the second
-    fenced by the claim's lease token (a claim that lost its lease changes nothing)."""
+# Core statements for `record_batch`, run with a list of parameter sets (executemany). The
+# delivery's UPDATE is fenced: it matches only while the claim's lease token is still the row's,
+# so an outcome from a claim whose lease was taken over changes nothing. One statement per kind of
+# outcome, because each kind sets different columns.
+_attempts = cast(Table, DeliveryAttempt.__table__)
+_deliveries = cast(Table, Delivery.__table__)
+_FINISH_ATTEMPT = (
+    update(_attempts)
+    .where(_attempts.c.id == bindparam("b_id"))
+    .values(
+        finished_at=bindparam("b_now"),
+        duration_ms=bindparam("b_duration_ms"),
+        status_code=bindparam("b_status_code"),
+        success=bindparam("b_success"),
+        error=bindparam("b_error"),
+        response_body=bindparam("b_response_body"),
+    )
+)
+_FENCED = update(_deliveries).where(
+    _deliveries.c.id == bindparam("b_id"), _deliveries.c.lease_token == bindparam("b_token")
+)
+_COMMON: dict[str, Any] = {
+    "lease_expires_at": None,
+    "last_status_code": bindparam("b_status_code"),
+    "last_error": bindparam("b_error"),
+    "updated_at": bindparam("b_now"),
+}
+_SUCCEEDED = _FENCED.values(**_COMMON, status="succeeded", succeeded_at=bindparam("b_now"))
+_RETRYING = _FENCED.values(**_COMMON, status="retrying", next_attempt_at=bindparam("b_next_at"))
+_DEAD = _FENCED.values(**_COMMON, status="dead")
+
+
+async def record_batch(runtime: Runtime, outcomes: list[tuple[Claim, Outcome]]) -> None:
+    """Write the outcomes of several attempts in one transaction: each attempt row by its id, then
+    each delivery's next state, fenced by its claim's lease token (a claim that lost its lease
+    changes nothing of its delivery). Either all are recorded or none is."""
+    if not outcomes:
+        return
     now = utcnow()
-    values: dict[str, Any] = {
-        "lease_expires_at": None,
-        "last_status_code": outcome.status_code,
-        "last_error": outcome.error,
-        "updated_at": now,
-    }
-    if outcome.success:
-        values.update(status="succeeded", succeeded_at=now)
-    else:
+    attempts: list[dict[str, Any]] = []
+    by_kind: dict[str, list[dict[str, Any]]] = {"succeeded": [], "retrying": [], "dead": []}
+    # Each statement takes its rows in delivery-id order, so two batches that share rows (only a
+    # stale claim and its take-over can) rarely deadlock; the worker retries a failed batch one
+    # outcome at a time.
+    for claim, outcome in sorted(outcomes, key=lambda item: item[0].delivery_id):
+        common = {"b_id": claim.attempt_id, "b_now": now, "b_status_code": outcome.status_code}
+        attempts.append(
+            {
+                **common,
+                "b_duration_ms": outcome.duration_ms,
+                "b_success": outcome.success,
+                "b_error": outcome.error,
+                "b_response_body": outcome.response_body,
+            }
+        )
+        fenced = {**common, "b_id": claim.delivery_id, "b_token": claim.lease_token, "b_error": outcome.error}
+        if outcome.success:
+            by_kind["succeeded"].append(fenced)
+            continue
         next_at = now + timedelta(seconds=retry_delay(claim.retry_policy, claim.attempt))
         if claim.attempt >= claim.max_attempts or next_at > claim.first_attempt_at + DELIVERY_DEADLINE:
-            values.update(status="dead")
+            by_kind["dead"].append(fenced)
         else:
-            values.update(status="retrying", next_attempt_at=next_at)
+            by_kind["retrying"].append({**fenced, "b_next_at": next_at})
+    statements = {"succeeded": _SUCCEEDED, "retrying": _RETRYING, "dead": _DEAD}
     async with runtime.db.transaction(write=True) as session:
-        await session.execute(
-            update(DeliveryAttempt)
-            .where(DeliveryAttempt.id == claim.attempt_id)
-            .values(
-                finished_at=now,
-                duration_ms=outcome.duration_ms,
-                status_code=outcome.status_code,
-                success=outcome.success,
-                error=outcome.error,
-                response_body=outcome.response_body,
-            )
-        )
-        await session.execute(
-            update(Delivery)
-            .where(Delivery.id == claim.delivery_id, Delivery.lease_token == claim.lease_token)
-            .values(**values)
-            .execution_options(synchronize_session=False)
-        )
+        # Deliveries first, then attempts: a concurrent claim locks a delivery and then updates its
+        # lost attempt, so taking the locks in the same order means the two never deadlock.
+        for kind, params in by_kind.items():
+            if params:
+                await session.execute(statements[kind], params)
+        await session.execute(_FINISH_ATTEMPT, attempts)
+
+
+async def record(runtime: Runtime, claim: Claim, outcome: Outcome) -> None:
+    """Write one attempt's outcome (see `record_batch`)."""
+    await record_batch(runtime, [(claim, outcome)])
