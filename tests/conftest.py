@@ -137,21 +137,7 @@ class Api:
         return r.json()["data"]
 
     def sql(self, statement: str, *, before: tuple[str, ...] = (), **params: Any) -> list[Any]:
-        """Run SQL against the server's database on a connection of the test's own (after the
-        `before` statements, in the same transaction)."""
-
-        async def run() -> list[Any]:
-            engine = make_engine(self.settings, immediate=True, pooled=False)
-            try:
-                async with engine.begin() as conn:
-                    for setup in before:
-                        await conn.execute(text(setup))
-                    result = await conn.execute(text(statement), params)
-                    return list(result.all()) if result.returns_rows else []
-            finally:
-                await engine.dispose()
-
-        return asyncio.run(run())
+        return run_sql(self.settings, statement, before=before, **params)
 
     def events(self, name: str, **match: Any) -> list[dict[str, Any]]:
         """The data of recorded events called `name` whose data has the given values."""
@@ -160,6 +146,24 @@ class Api:
         rows = self.sql("SELECT data FROM events WHERE name = :name ORDER BY occurred_at, id", name=name)
         found = [r[0] if isinstance(r[0], dict) else json.loads(r[0]) for r in rows]
         return [d for d in found if all(d.get(k) == v for k, v in match.items())]
+
+
+def run_sql(settings: Settings, statement: str, *, before: tuple[str, ...] = (), **params: Any) -> list[Any]:
+    """Run SQL against the database of `settings` on a connection of the test's own (after the
+    `before` statements, in the same transaction)."""
+
+    async def run() -> list[Any]:
+        engine = make_engine(settings, immediate=True, pooled=False)
+        try:
+            async with engine.begin() as conn:
+                for setup in before:
+                    await conn.execute(text(setup))
+                result = await conn.execute(text(statement), params)
+                return list(result.all()) if result.returns_rows else []
+        finally:
+            await engine.dispose()
+
+    return asyncio.run(run())
 
 
 @contextmanager
@@ -181,6 +185,8 @@ def make_settings(data_dir: Path, database_url: str | None, **overrides: Any) ->
         "rate_limit_api_key": "100000/hour",
         "rate_limit_admin": "100000/hour",
         "rate_limit_login": "100000/minute",
+        # Documents are processed only where a test is about processing (tests/test_ai_*.py).
+        "ai_enabled": False,
         **overrides,
     }
     return Settings(_env_file=None, data_dir=data_dir, database_url=database_url, **values)

@@ -128,6 +128,9 @@ def settings_env(settings: Settings, **extra: Any) -> dict[str, str]:
         "rate_limit_api_key",
         "rate_limit_admin",
         "rate_limit_login",
+        "ai_enabled",
+        "ai_workers",
+        "ai_job_timeout_seconds",
     ):
         value = getattr(settings, name)
         if value is not None:

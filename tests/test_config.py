@@ -31,7 +31,7 @@ PDF = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>
 @pytest.fixture
 def fresh(make_server) -> Api:
     """A server of its own: these tests change process-wide configuration."""
-    return make_server(max_upload_bytes=4096)
+    return make_server(max_upload_bytes=4096, ai_enabled=True)
 
 
 def get_config(client: httpx.Client) -> dict[str, Any]:

@@ -13,6 +13,8 @@ from sqlalchemy import text
 
 from casefile import __version__, envelope, error_handlers
 from casefile.admin import build_admin_router
+from casefile.ai.router import router as ai_router
+from casefile.ai.worker import run_ai_worker
 from casefile.auth.router import router as auth_router
 from casefile.cases.router import router as cases_router
 from casefile.documents.router import router as documents_router
@@ -20,6 +22,7 @@ from casefile.documents.service import collect_orphaned_content
 from casefile.middleware import BodyLimitMiddleware, RequestIdMiddleware, TransportSecurityMiddleware
 from casefile.ratelimit import RateLimitHeadersMiddleware
 from casefile.runtime import Runtime
+from casefile.search.router import router as search_router
 from casefile.settings import Settings
 from casefile.users.router import router as users_router
 from casefile.worker.loop import run_worker
@@ -33,6 +36,8 @@ def build_api_router() -> APIRouter:
     api.include_router(users_router)
     api.include_router(cases_router)
     api.include_router(documents_router)
+    api.include_router(ai_router)
+    api.include_router(search_router)
     api.include_router(build_admin_router())
     return api
 
@@ -48,13 +53,19 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if collected:
             log.info("collected %d stored files no document refers to", collected)
         stop = asyncio.Event()
-        worker = asyncio.create_task(run_worker(runtime, stop)) if settings.worker_enabled else None
+        workers = (
+            [
+                asyncio.create_task(run_worker(runtime, stop)),
+                asyncio.create_task(run_ai_worker(runtime, stop)),
+            ]
+            if settings.worker_enabled
+            else []
+        )
         try:
             yield
         finally:
             stop.set()
-            if worker is not None:
-                await worker
+            await asyncio.gather(*workers)
             await runtime.close()
 
     app = FastAPI(

@@ -121,7 +121,8 @@ def serve(  # click passes options by name
 
 @main.command()
 def worker() -> None:
-    """Deliver webhooks (alone, beside `casefile serve --no-worker`); stops on SIGTERM or Ctrl-C."""
+    """Deliver webhooks and run AI jobs (alone, beside `casefile serve --no-worker`); stops on SIGTERM
+    or Ctrl-C."""
     from casefile.migrate import upgrade
 
     settings = _settings()
@@ -131,6 +132,7 @@ def worker() -> None:
 
 
 async def _run_worker(settings: Settings) -> None:
+    from casefile.ai.worker import run_ai_worker
     from casefile.runtime import Runtime
     from casefile.worker.loop import run_worker
 
@@ -139,9 +141,9 @@ async def _run_worker(settings: Settings) -> None:
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     runtime = Runtime.start(settings)
-    logging.getLogger("casefile").info("delivery worker started")
+    logging.getLogger("casefile").info("delivery and AI workers started")
     try:
-        await run_worker(runtime, stop)
+        await asyncio.gather(run_worker(runtime, stop), run_ai_worker(runtime, stop))
     finally:
         await runtime.close()
 

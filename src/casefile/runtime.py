@@ -29,6 +29,7 @@ class Runtime:
     store: ContentStore
     secret_box: SecretBox
     wakeup: Wakeup
+    ai_wakeup: Wakeup  # in-process only: AI jobs take seconds, so other processes' poll is enough
     limiter: RateLimiter
     errors: ErrorReporter
     # The OpenID provider, when single sign-on is configured.
@@ -52,6 +53,7 @@ class Runtime:
             store=LocalContentStore(settings.content_dir),
             secret_box=SecretBox(settings.encryption_key),
             wakeup=wakeup,
+            ai_wakeup=Wakeup(),
             limiter=RateLimiter(settings, redis),
             errors=ErrorReporter(db, redis, settings.redis_key_prefix),
             oidc=OidcClient.from_settings(settings),

@@ -74,6 +74,12 @@ class Settings(BaseSettings):
     pg_dump_command: str = Field(default="pg_dump", description="Used by `casefile backup` on PostgreSQL")
     pg_restore_command: str = Field(default="pg_restore", description="Used by `casefile restore`")
 
+    ai_enabled: bool = Field(
+        default=True, description="Process uploaded documents (the default of `ai.enabled` in /admin/config)"
+    )
+    ai_workers: int = Field(default=1, ge=1, le=32, description="Processes for AI work, each using one core")
+    ai_job_timeout_seconds: float = Field(default=600, gt=0, le=86_400, description="Longest one job may run")
+
     max_json_body_bytes: int = Field(default=1024 * 1024, ge=1024)
     max_upload_bytes: int = Field(default=50 * 1024 * 1024, ge=1, description="Largest accepted document")
     db_pool_size: int = Field(default=10, ge=1, le=200)

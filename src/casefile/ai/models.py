@@ -53,6 +53,9 @@ class DocumentChunk(Base):
     catch up by reading only ids above the highest it holds."""
 
     __tablename__ = "document_chunks"
+    # Ids are never reused (SQLite would otherwise hand out a deleted top id again): the vector
+    # index catches up by reading ids above the highest it holds.
+    __table_args__ = {"sqlite_autoincrement": True}
 
     id: Mapped[int] = mapped_column(
         BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True

@@ -26,7 +26,7 @@ def defaults(settings: Settings) -> dict[str, Any]:
     return {
         "maintenance": {"scheduled_start": None, "scheduled_end": None, "message": None},
         "uploads": {"max_size_bytes": settings.max_upload_bytes, "allowed_types": sorted(SUPPORTED_TYPES)},
-        "ai": {"enabled": True},
+        "ai": {"enabled": settings.ai_enabled},
         "webhooks": {"default_retry_policy": RetryPolicy().model_dump()},
     }
 

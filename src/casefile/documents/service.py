@@ -19,6 +19,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, exists, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile.ai import jobs as ai_jobs
 from casefile.auth.permissions import Principal
 from casefile.backup import content_removal_allowed
 from casefile.cases.models import Case
@@ -95,7 +96,8 @@ async def upload_document(
     content_type: str,
 ) -> Document:
     await _get_case(session, case_id)  # before reading a byte of the body
-    uploads = (await load_config(session, runtime.settings)).uploads
+    config = await load_config(session, runtime.settings)
+    uploads = config.uploads
     await commit_early(session)  # and hold no transaction or connection while the body streams in
     async with receive_upload(
         body, content_type, temp_dir=runtime.settings.upload_temp_dir, max_file_bytes=uploads.max_size_bytes
@@ -129,11 +131,21 @@ async def upload_document(
                 uploaded_by=actor.actor_id,
                 uploaded_at=now,
                 updated_at=now,
-                processing_status="pending",
+                # With AI processing off, nothing will process it: say so rather than "pending".
+                processing_status="pending" if config.ai.enabled else "skipped",
             )
             writer.add(document)
             await writer.flush()
             await emit(writer, "document.uploaded", catalogue.document_uploaded(document))
+            if config.ai.enabled:
+                await ai_jobs.enqueue(
+                    writer,
+                    runtime,
+                    kind="document",
+                    case_id=case_id,
+                    document_id=document.id,
+                    requested_by=actor.actor_id,
+                )
     return document
 
 

@@ -188,3 +188,71 @@ def system_error(
         "fingerprint": fingerprint,
         "occurred_at": format_timestamp(utcnow()),
     }
+
+
+def ai_processing_started(
+    *, job_id: str, kind: str, case_id: str, document_id: str | None, attempt: int
+) -> dict[str, Any]:
+    return {
+        "job_id": job_id,
+        "kind": kind,
+        "case_id": case_id,
+        "document_id": document_id,
+        "attempt": attempt,
+        "started_at": format_timestamp(utcnow()),
+    }
+
+
+def ai_processing_completed(
+    *, job_id: str, kind: str, case_id: str, document_id: str | None, status: str, duration_ms: int
+) -> dict[str, Any]:
+    """`status`: `completed`, or `skipped` for a document with no extractable text."""
+    return {
+        "job_id": job_id,
+        "kind": kind,
+        "case_id": case_id,
+        "document_id": document_id,
+        "status": status,
+        "duration_ms": duration_ms,
+        "completed_at": format_timestamp(utcnow()),
+    }
+
+
+def ai_processing_failed(
+    *,
+    job_id: str,
+    kind: str,
+    case_id: str,
+    document_id: str | None,
+    reason: str,
+    attempt: int,
+    will_retry: bool,
+) -> dict[str, Any]:
+    return {
+        "job_id": job_id,
+        "kind": kind,
+        "case_id": case_id,
+        "document_id": document_id,
+        "reason": reason,
+        "attempt": attempt,
+        "will_retry": will_retry,
+        "failed_at": format_timestamp(utcnow()),
+    }
+
+
+def document_processed(document: Document) -> dict[str, Any]:
+    ai = document.ai or {}
+    summary = ai.get("summary") or {}
+    suggested = ai.get("suggested_type") or {}
+    return {
+        "document_id": document.id,
+        "case_id": document.case_id,
+        "title": document.title,
+        "processing_status": document.processing_status,
+        "language": ai.get("language"),
+        "page_count": ai.get("page_count"),
+        "word_count": ai.get("word_count"),
+        "suggested_type": suggested.get("label"),
+        "summary": summary.get("text"),
+        "processed_at": format_timestamp(utcnow()),
+    }

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Protocol
 
@@ -28,4 +29,9 @@ class ContentStore(Protocol):
 
     def read(self, sha256: str, start: int = 0, length: int | None = None) -> AsyncIterator[bytes]:
         """Stream `length` bytes (all, if None) from `start`."""
+        ...
+
+    def local_file(self, sha256: str) -> AbstractAsyncContextManager[Path]:
+        """A file on this machine holding the content, for as long as the context lasts (for
+        programs that need a path, such as text extraction in another process)."""
         ...

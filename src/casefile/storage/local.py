@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
@@ -39,6 +40,13 @@ class LocalContentStore:
             os.replace(source, target)
 
         await anyio.to_thread.run_sync(place)
+
+    @asynccontextmanager
+    async def local_file(self, sha256: str) -> AsyncIterator[Path]:
+        path = self._path(sha256)
+        if not path.exists():
+            raise FileNotFoundError(f"no stored content {sha256}")
+        yield path
 
     async def delete(self, sha256: str) -> None:
         await anyio.to_thread.run_sync(lambda: self._path(sha256).unlink(missing_ok=True))

@@ -58,7 +58,8 @@ def upgrade() -> None:
     sa.Column('embedding', sa.LargeBinary(), nullable=False),
     sa.Column('created_at', casefile.db.UTCDateTime(), nullable=False),
     sa.ForeignKeyConstraint(['document_id'], ['documents.id'], name=op.f('fk_document_chunks_document_id_documents'), ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('id', name=op.f('pk_document_chunks'))
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_document_chunks')),
+    sqlite_autoincrement=True,
     )
     with op.batch_alter_table('document_chunks', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_document_chunks_case_id'), ['case_id'], unique=False)

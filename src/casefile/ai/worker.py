@@ -1,0 +1,250 @@
+"""The AI worker: claims jobs and runs them in a bounded pool of processes (`ai_workers`, one core
+each), so CPU-heavy extraction and embedding never run on an API event loop. It runs beside the
+delivery worker, inside `casefile serve` by default and in `casefile worker`.
+
+The pool is started on the first job (a server that is never sent a document loads no model) and
+replaced if one of its processes dies or a job overruns its time-out (the only way to stop a
+runaway extraction is to end its process).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import multiprocessing
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any, TypeVar
+
+from casefile.ai import jobs
+from casefile.ai.jobs import JobClaim
+from casefile.ai.types import NoExtractableText, ProcessedDocument, ProcessingFailed
+from casefile.cases.models import Case
+from casefile.clock import format_timestamp, utcnow
+from casefile.config.service import load as load_config
+from casefile.documents.models import Document
+from casefile.events import catalogue
+from casefile.events.outbox import emit
+from casefile.runtime import Runtime
+from casefile.search.repository import replace_document_chunks
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class JobOverran(Exception):
+    pass
+
+
+class AiWorker:
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.slots = runtime.settings.ai_workers
+        self.in_flight: set[asyncio.Task[None]] = set()
+        self._pool: ProcessPoolExecutor | None = None
+
+    async def run(self, stop: asyncio.Event) -> None:
+        wakeup = self.runtime.ai_wakeup
+        try:
+            while not stop.is_set():
+                wakeup.clear()
+                try:
+                    await self._claim_and_start()
+                except Exception:
+                    log.exception("claiming AI jobs failed; trying again shortly")
+                stopping = asyncio.create_task(stop.wait())
+                waking = asyncio.create_task(wakeup.wait(self.runtime.settings.worker_poll_seconds))
+                await asyncio.wait({stopping, waking}, return_when=asyncio.FIRST_COMPLETED)
+                for task in (stopping, waking):
+                    task.cancel()
+        finally:
+            # Jobs in flight are abandoned, not waited for (they may take minutes): their leases
+            # run out and another worker, or this one after a restart, takes them over.
+            for task in self.in_flight:
+                task.cancel()
+            await asyncio.gather(*self.in_flight, return_exceptions=True)
+            self._stop_pool(kill=True)
+
+    async def _claim_and_start(self) -> None:
+        free = self.slots - len(self.in_flight)
+        if free <= 0:
+            return
+        async with self.runtime.db.transaction(write=True) as session:
+            # Turning AI off in /admin/config stops new work at once; queued jobs wait.
+            if not (await load_config(session, self.runtime.settings)).ai.enabled:
+                return
+            claims = await jobs.claim(session, self.runtime, limit=free)
+        for claim in claims:
+            task = asyncio.create_task(self._run(claim))
+            self.in_flight.add(task)
+            task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        self.in_flight.discard(task)
+        self.runtime.ai_wakeup.signal()  # a slot is free: claim again without waiting for the poll
+
+    async def _run(self, claim: JobClaim) -> None:
+        started = time.monotonic()
+        try:
+            if claim.kind == "document":
+                await self._process_document(claim, started)
+            else:
+                await self._summarize_case(claim, started)
+        except Exception as exc:
+            # Outside the document's control (a crashed or overrunning process, a database error):
+            # retried while attempts remain.
+            reason = (
+                "Processing took longer than the time limit"
+                if isinstance(exc, JobOverran)
+                else "Processing stopped unexpectedly"
+            )
+            log.warning("AI job %s attempt %d failed", claim.job_id, claim.attempt, exc_info=exc)
+            async with self.runtime.db.transaction(write=True) as session:
+                job = await jobs.holding(session, claim)
+                if job is not None:
+                    await jobs.fail(session, job, reason, retry=True)
+
+    async def _process_document(self, claim: JobClaim, started: float) -> None:
+        assert claim.document_id is not None
+        async with self.runtime.db.transaction(write=False) as session:
+            document = await session.get(Document, claim.document_id)
+            if document is None:
+                return  # deleted meanwhile: its job went with it
+            sha256, file_type, title = document.sha256, document.file_type, document.title
+        from casefile.ai.processing import process_document
+
+        result: ProcessedDocument | None = None
+        skipped: str | None = None
+        failed: str | None = None
+        try:
+            async with self.runtime.store.local_file(sha256) as path:
+                result = await self._in_pool(process_document, path, file_type, title=title)
+        except FileNotFoundError:
+            return  # the document and its content were deleted meanwhile
+        except NoExtractableText as exc:
+            skipped = str(exc) or "The file has no text that can be extracted"
+        except ProcessingFailed as exc:
+            failed = str(exc) or "The file could not be processed"
+        async with self.runtime.db.transaction(write=True) as session:
+            job = await jobs.holding(session, claim)
+            document = await session.get(Document, claim.document_id) if job is not None else None
+            if job is None or document is None:
+                return  # the lease was taken over, or the document deleted: record nothing
+            if failed is not None:
+                await jobs.fail(session, job, failed, retry=False)
+                return
+            if result is not None:
+                document.ai = {**result.ai, "processed_at": format_timestamp(utcnow())}
+                document.processing_status = "completed"
+                await replace_document_chunks(
+                    session,
+                    document_id=document.id,
+                    case_id=document.case_id,
+                    chunks=result.chunks,
+                    vectors=result.vectors,
+                )
+            else:
+                document.ai = {"skipped_reason": skipped, "processed_at": format_timestamp(utcnow())}
+                document.processing_status = "skipped"
+            jobs.finish(job)
+            await emit(
+                session,
+                "ai.processing_completed",
+                catalogue.ai_processing_completed(
+                    job_id=job.id,
+                    kind="document",
+                    case_id=document.case_id,
+                    document_id=document.id,
+                    status=document.processing_status,
+                    duration_ms=round((time.monotonic() - started) * 1000),
+                ),
+            )
+            await emit(session, "document.processed", catalogue.document_processed(document))
+
+    async def _summarize_case(self, claim: JobClaim, started: float) -> None:
+        async with self.runtime.db.transaction(write=False) as session:
+            case = await session.get(Case, claim.case_id)
+            if case is None:
+                return
+            title = case.title
+            documents = await jobs.processed_documents(session, claim.case_id)
+        from casefile.ai.processing import summarize_case
+
+        summary = await self._in_pool(summarize_case, title, documents) if documents else None
+        async with self.runtime.db.transaction(write=True) as session:
+            job = await jobs.holding(session, claim)
+            case = await session.get(Case, claim.case_id) if job is not None else None
+            if job is None or case is None:
+                return
+            if summary is None:
+                await jobs.fail(session, job, "The case has no processed documents to summarize", retry=False)
+                return
+            case.ai = {**summary, "processed_at": format_timestamp(utcnow())}
+            jobs.finish(job)
+            await emit(
+                session,
+                "ai.processing_completed",
+                catalogue.ai_processing_completed(
+                    job_id=job.id,
+                    kind="case",
+                    case_id=case.id,
+                    document_id=None,
+                    status="completed",
+                    duration_ms=round((time.monotonic() - started) * 1000),
+                ),
+            )
+
+    async def _in_pool(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        pool = self._ensure_pool()
+        loop = asyncio.get_running_loop()
+        future = loop.run_in_executor(pool, _call, function, args, kwargs)
+        try:
+            async with asyncio.timeout(self.runtime.settings.ai_job_timeout_seconds):
+                return await future
+        except TimeoutError as exc:
+            self._stop_pool(kill=True)
+            raise JobOverran() from exc
+        except BrokenProcessPool:
+            self._stop_pool(kill=True)
+            raise
+
+    def _ensure_pool(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            from casefile.ai.processing import warm_up
+
+            # spawn, not fork: this process runs an event loop and threads, which fork would copy
+            # in an unknown state.
+            self._pool = ProcessPoolExecutor(
+                max_workers=self.slots, mp_context=multiprocessing.get_context("spawn"), initializer=warm_up
+            )
+        return self._pool
+
+    def _stop_pool(self, *, kill: bool = False) -> None:
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        if kill:
+            # The executor cannot cancel a running call; ending its processes is the only way.
+            # (`_processes` is private, but stable since 3.2; 3.14 adds terminate_workers().)
+            for process in list((pool._processes or {}).values()):
+                with contextlib.suppress(Exception):
+                    process.kill()
+        pool.shutdown(wait=not kill, cancel_futures=True)
+
+
+def _call(function: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]) -> T:
+    """Runs in a pool process (module-level, so it pickles)."""
+    return function(*args, **kwargs)
+
+
+async def run_ai_worker(runtime: Runtime, stop: asyncio.Event) -> None:
+    """Run the AI worker until `stop`, restarting it after an unexpected failure."""
+    while not stop.is_set():
+        try:
+            await AiWorker(runtime).run(stop)
+        except Exception:
+            log.exception("the AI worker failed; restarting in 1 s")
+            await asyncio.sleep(1)

@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Depends, Query
+from fastapi.responses import JSONResponse
+
+from casefile import envelope
+from casefile.auth.dependencies import CurrentPrincipal, Require, SessionDep
+from casefile.auth.permissions import Principal
+from casefile.envelope import Envelope, PageEnvelope
+from casefile.listing import DEFAULT_LIMIT, MAX_LIMIT, MAX_PAGE
+from casefile.search import service
+from casefile.search.schemas import MAX_QUERY_LENGTH, AskOut, AskRequest, SearchHit
+
+router = APIRouter(tags=["search"])
+
+CasesRead = Annotated[Principal, Depends(Require("read:cases"))]
+DocumentsRead = Annotated[Principal, Depends(Require("read:documents"))]
+
+
+@router.get("/search", response_model=PageEnvelope[SearchHit])
+async def search(
+    *,
+    principal: CurrentPrincipal,
+    session: SessionDep,
+    q: Annotated[str, Query(min_length=1, max_length=MAX_QUERY_LENGTH, description="What to look for")],
+    page: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 1,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+    kind: Annotated[Literal["case", "document"] | None, Query(description="Only this kind of hit")] = None,
+) -> JSONResponse:
+    """Search cases (title, case number, client, description) and documents (their passages, by
+    full text and by meaning, and their titles), best first. Case hits need `read:cases`,
+    document hits `read:documents`."""
+    found = await service.search(session, principal, q, kind=kind, page=page, limit=limit)
+    return envelope.paginated(found.items, page=page, limit=limit, total=found.total)
+
+
+@router.post("/cases/{case_id}/ask", response_model=Envelope[AskOut])
+async def ask(
+    case_id: str, body: AskRequest, _: CasesRead, __: DocumentsRead, session: SessionDep
+) -> JSONResponse:
+    """Answer a question from the case's documents only: the best-supporting sentences verbatim,
+    each cited (document, page, character offsets in the page's text), and the passages they
+    come from. `grounded` is false, with no answer, when nothing in the documents supports one."""
+    return envelope.ok(await service.ask(session, case_id, body.question))

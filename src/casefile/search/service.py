@@ -1,0 +1,534 @@
+"""Search and "ask the case": the rules.
+
+Search (`GET /search`) ranks four lists and fuses them with reciprocal rank fusion
+(score = Σ 1 / (RRF_K + rank), rank from 1):
+
+* cases matching every query word (the case list's own full-text condition), ranked by where the
+  words occur (title and case number above client name above description);
+* passages matching any query word in the passage full-text index (BM25 / cover density);
+* passages whose embedding is similar to the query's (cosine ≥ SEMANTIC_MIN_SIMILARITY), so a
+  document is found by words it does not contain but means;
+* documents whose title contains every query word.
+
+A document's score is its best passage's fused score, plus its title's. Stop words are dropped
+from the full-text queries (the embedding sees the whole query).
+
+Ask (`POST /cases/{id}/ask`) ranks the case's passages the same way (semantic and full text
+fused), splits the best ones into sentences, scores every sentence by the similarity of its
+embedding (with its document's title before it, for context) to the question's, plus a small
+bonus for sharing the question's words, and answers with the best one to
+three sentences verbatim, each cited. Nothing scoring ANSWER_MIN_SCORE or more: no answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from casefile.auth.permissions import Principal
+from casefile.cases.models import Case
+from casefile.errors import NotFound, ValidationFailed, permission_missing
+from casefile.listing import search_words
+from casefile.search import repository
+from casefile.search.repository import PassageRow
+from casefile.search.vector_index import index_for
+
+Kind = Literal["case", "document"]
+FloatArray = npt.NDArray[np.float32]
+
+RRF_K = 60
+CASE_CANDIDATES = 200
+TEXT_CANDIDATES = 200
+SEMANTIC_CANDIDATES = 100
+TITLE_CANDIDATES = 100
+# Cosine similarity (all-MiniLM-L6-v2) of query and passage below which a passage is not a
+# semantic hit. Tuned on tests/ai_quality (see bench/README.md "Search over passages"): related
+# query/passage pairs score 0.30-0.70, unrelated ones below 0.20.
+SEMANTIC_MIN_SIMILARITY = 0.30
+SNIPPET_CHARS = 240
+
+ASK_PASSAGES = 4
+ASK_TEXT_CANDIDATES = 50
+# Ask: a passage must be at least this similar to the question (or match its words) to be used,
+# and a sentence must score at least ANSWER_MIN_SCORE to be an answer.
+ASK_PASSAGE_MIN_SIMILARITY = 0.20
+ANSWER_MIN_SCORE = 0.45
+ANSWER_MARGIN = 0.10  # further answer sentences score within this of the best
+MAX_ANSWER_SENTENCES = 3
+LEXICAL_BONUS = 0.10  # times the share of the question's words a sentence contains
+MAX_SENTENCES_EMBEDDED = 60
+
+STOP_WORDS = frozenset(
+    re.findall(
+        r"\w+",
+        """a about above after again against all am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further had
+    has have having he her here hers herself him himself his how i if in into is it its itself just
+    me more most my myself no nor not now of off on once only or other our ours ourselves out over
+    own same she should so some such than that the their theirs them themselves then there these
+    they this those through to too under until up very was we were what when where which while who
+    whom why will with would you your yours yourself yourselves""",
+    )
+)
+
+_WORD = re.compile(r"[^\W_]+")
+_SUFFIXES = ("ings", "ing", "ies", "ied", "es", "ed", "s", "ly")
+
+
+def content_words(text: str) -> list[str]:
+    """The query's words for full-text matching: letters and digits, lower-cased, no stop words."""
+    return [w for w in search_words(text) if w not in STOP_WORDS]
+
+
+def _stem(word: str) -> str:
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
+    return word
+
+
+def _same_word(token: str, word: str) -> bool:
+    """`token` (lower case) is `word`, or starts with its stem: "payments" matches "payment",
+    "evicted" matches "eviction", and a prefix typed for a case ("contr") matches "contract"."""
+    stem = _stem(word)
+    return token == word or (len(stem) >= 3 and token.startswith(stem))
+
+
+def match_spans(text: str, words: list[str]) -> list[tuple[int, int]]:
+    """Where the query's words occur in `text` (a word, or a word starting with its stem)."""
+    if not words:
+        return []
+    return [
+        (m.start(), m.end())
+        for m in _WORD.finditer(text)
+        if any(_same_word(m.group().lower(), w) for w in words)
+    ]
+
+
+def word_coverage(text: str, words: list[str]) -> float:
+    """The share of the distinct query words that occur in `text` (1.0 for no words)."""
+    distinct = set(words)
+    if not distinct:
+        return 1.0
+    tokens = {t.lower() for t in _WORD.findall(text)}
+    return sum(1 for w in distinct if w in tokens or any(_same_word(t, w) for t in tokens)) / len(distinct)
+
+
+def highlight(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    """`text` HTML-escaped, with the spans wrapped in <mark> (the only markup in the result)."""
+    out: list[str] = []
+    position = 0
+    for start, end in spans:
+        out.append(html.escape(text[position:start]))
+        out.append(f"<mark>{html.escape(text[start:end])}</mark>")
+        position = end
+    out.append(html.escape(text[position:]))
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class Snippet:
+    text: str  # HTML: escaped, with <mark>
+    start: int  # offsets of the shown window in the source text
+    end: int
+
+
+def make_snippet(text: str, words: list[str], *, offset: int = 0, size: int = SNIPPET_CHARS) -> Snippet:
+    """The window of about `size` characters with the most query words, highlighted."""
+    spans = match_spans(text, words)
+    start = 0
+    if spans:
+        best = max(range(len(spans)), key=lambda i: sum(1 for s in spans[i:] if s[1] <= spans[i][0] + size))
+        start = max(0, spans[best][0] - size // 4)
+        if start > 0:
+            space = text.find(" ", start)
+            start = space + 1 if 0 <= space < spans[best][0] else spans[best][0]
+    end = min(len(text), start + size)
+    if end < len(text):
+        space = text.rfind(" ", start, end)
+        end = space if space > start else end
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    inside = [(s - start, e - start) for s, e in spans if s >= start and e <= end]
+    shown = highlight(text[start:end], inside)
+    prefix = "… " if start > 0 else ""
+    suffix = " …" if end < len(text) else ""
+    return Snippet(prefix + shown + suffix, offset + start, offset + end)
+
+
+def _rrf(rank: int) -> float:
+    return 1.0 / (RRF_K + rank)
+
+
+async def embed(texts: list[str]) -> FloatArray:
+    """Embeddings, computed in a worker thread: never on the event loop."""
+
+    def run() -> FloatArray:
+        from casefile.ai.embedder import get_embedder
+
+        vectors: FloatArray = np.asarray(get_embedder().embed(texts), dtype=np.float32)
+        return vectors
+
+    return await asyncio.to_thread(run)
+
+
+# ---- search --------------------------------------------------------------------------------------
+
+
+@dataclass
+class _DocumentHit:
+    id: str
+    title: str
+    case_id: str
+    score: float = 0.0
+    passage: PassageRow | None = None
+    passage_score: float = -1.0
+    matched: set[str] = field(default_factory=set)
+
+
+@dataclass
+class _CaseHit:
+    case: Case
+    score: float
+
+
+@dataclass(frozen=True)
+class SearchPage:
+    items: list[dict[str, Any]]
+    total: int
+
+
+CASE_FIELD_WEIGHTS = (("title", 3), ("case_number", 3), ("client_name", 2), ("description", 1))
+
+
+def _case_relevance(case: Case, words: list[str]) -> int:
+    """Each word counts the weight of the best field it occurs in."""
+    tokens = {
+        name: [t.lower() for t in _WORD.findall(getattr(case, name) or "")] for name, _ in CASE_FIELD_WEIGHTS
+    }
+    return sum(
+        next(
+            (weight for name, weight in CASE_FIELD_WEIGHTS if any(_same_word(t, w) for t in tokens[name])), 0
+        )
+        for w in words
+    )
+
+
+def _case_snippet(case: Case, words: list[str]) -> dict[str, Any]:
+    best_name, best_count = "title", -1
+    for name, _ in CASE_FIELD_WEIGHTS:
+        count = len(match_spans(getattr(case, name) or "", words))
+        if count > best_count:
+            best_name, best_count = name, count
+    snippet = make_snippet(getattr(case, best_name) or "", words)
+    return {"text": snippet.text, "field": best_name, "start": snippet.start, "end": snippet.end}
+
+
+def _passage_snippet(passage: PassageRow, words: list[str]) -> dict[str, Any]:
+    snippet = make_snippet(passage.text, words, offset=passage.start)
+    return {"text": snippet.text, "page": passage.page, "start": snippet.start, "end": snippet.end}
+
+
+def check_search_permission(principal: Principal, kind: Kind | None) -> tuple[bool, bool]:
+    """Which kinds of hit the caller may see: cases need read:cases, documents read:documents."""
+    cases = principal.can("read:cases") and kind in (None, "case")
+    documents = principal.can("read:documents") and kind in (None, "document")
+    if kind == "case" and not cases:
+        raise permission_missing("read:cases")
+    if kind == "document" and not documents:
+        raise permission_missing("read:documents")
+    if not cases and not documents:
+        raise permission_missing("read:cases or read:documents")
+    return cases, documents
+
+
+async def search(
+    session: AsyncSession, principal: Principal, q: str, *, kind: Kind | None, page: int, limit: int
+) -> SearchPage:
+    want_cases, want_documents = check_search_permission(principal, kind)
+    q = q.strip()
+    if not q:
+        raise ValidationFailed.on("q", "Enter something to search for")
+    words = content_words(q)
+    case_hits: list[_CaseHit] = []
+    if want_cases:
+        case_hits = await _rank_cases(session, words)
+    document_hits: list[_DocumentHit] = []
+    if want_documents:
+        document_hits = await _rank_documents(session, q, words)
+
+    ranked: list[tuple[float, int, str, _CaseHit | _DocumentHit]] = [
+        (hit.score, 0, hit.case.id, hit) for hit in case_hits
+    ]
+    ranked += [(hit.score, 1, hit.id, hit) for hit in document_hits]
+    ranked.sort(key=lambda item: (-item[0], item[1], item[2]))
+    chosen = [item[3] for item in ranked[(page - 1) * limit : page * limit]]
+
+    title_only = [h.id for h in chosen if isinstance(h, _DocumentHit) and h.passage is None]
+    first = await repository.first_passages(session, title_only)
+    items: list[dict[str, Any]] = []
+    for hit in chosen:
+        if isinstance(hit, _CaseHit):
+            items.append(
+                {
+                    "kind": "case",
+                    "id": hit.case.id,
+                    "score": round(hit.score, 6),
+                    "title": hit.case.title,
+                    "case_number": hit.case.case_number,
+                    "snippet": _case_snippet(hit.case, words),
+                    "matched": ["text"],
+                }
+            )
+            continue
+        passage = hit.passage or first.get(hit.id)
+        snippet = (
+            _passage_snippet(passage, words)
+            if passage is not None
+            else {
+                "text": highlight(hit.title, match_spans(hit.title, words)),
+                "page": None,
+                "start": None,
+                "end": None,
+            }
+        )
+        items.append(
+            {
+                "kind": "document",
+                "id": hit.id,
+                "score": round(hit.score, 6),
+                "title": hit.title,
+                "case_id": hit.case_id,
+                "snippet": snippet,
+                "matched": sorted(hit.matched, key=("text", "semantic").index),
+            }
+        )
+    return SearchPage(items, len(ranked))
+
+
+async def _rank_cases(session: AsyncSession, words: list[str]) -> list[_CaseHit]:
+    cases = await repository.cases_matching(session, words, limit=CASE_CANDIDATES)
+    # Stable sort: equally relevant cases stay most recently updated first.
+    cases.sort(key=lambda c: -_case_relevance(c, words))
+    return [_CaseHit(case, _rrf(rank)) for rank, case in enumerate(cases, start=1)]
+
+
+async def _rank_documents(session: AsyncSession, q: str, words: list[str]) -> list[_DocumentHit]:
+    text_ids = await repository.fulltext_passages(session, words, limit=TEXT_CANDIDATES)
+    index = index_for(session)
+    await index.catch_up(session)
+    query = (await embed([q]))[0]
+    matches = await asyncio.to_thread(
+        index.search, query, k=SEMANTIC_CANDIDATES, min_similarity=SEMANTIC_MIN_SIMILARITY
+    )
+    rows = await repository.passages_by_ids(session, list({*text_ids, *(m.passage_id for m in matches)}))
+    stale = [m.passage_id for m in matches if m.passage_id not in rows]
+    index.discard(stale)  # rows deleted since the index last looked
+
+    passage_scores: dict[int, float] = {}
+    matched: dict[int, set[str]] = {}
+    for rank, passage_id in enumerate(text_ids, start=1):
+        row = rows.get(passage_id)
+        if row is None:
+            continue
+        # A passage holding one word of a long query is weak evidence: its full-text vote counts
+        # in proportion to the share of the query's words it holds.
+        weight = word_coverage(row.text, words)
+        passage_scores[passage_id] = passage_scores.get(passage_id, 0.0) + weight * _rrf(rank)
+        matched.setdefault(passage_id, set()).add("text")
+    rank = 0
+    for match in matches:
+        if match.passage_id in rows:
+            rank += 1
+            passage_scores[match.passage_id] = passage_scores.get(match.passage_id, 0.0) + _rrf(rank)
+            matched.setdefault(match.passage_id, set()).add("semantic")
+
+    documents: dict[str, _DocumentHit] = {}
+    for passage_id, score in passage_scores.items():
+        passage = rows.get(passage_id)
+        if passage is None:
+            continue
+        hit = documents.setdefault(
+            passage.document_id, _DocumentHit(passage.document_id, passage.document_title, passage.case_id)
+        )
+        hit.matched |= matched[passage_id]
+        if score > hit.passage_score:
+            hit.passage, hit.passage_score = passage, score
+    for hit in documents.values():
+        hit.score = hit.passage_score
+    titled = await repository.documents_by_title(session, words, limit=TITLE_CANDIDATES)
+    for rank, document in enumerate(titled, start=1):
+        hit = documents.setdefault(document.id, _DocumentHit(document.id, document.title, document.case_id))
+        hit.score = max(hit.score, 0.0) + _rrf(rank)
+        hit.matched.add("text")
+    return list(documents.values())
+
+
+# ---- ask -----------------------------------------------------------------------------------------
+
+# A sentence ends at . ! or ? (optionally followed by a closing quote or bracket) before white
+# space and a capital, digit, quote or bracket, or at a blank line; not after common
+# abbreviations or initials ("v.", "U.S.", "Mr.", "No.", "J.").
+_CLOSERS = "\"')]\u201d\u2019"
+_OPENERS = "\"'([\u201c\u2018"
+_SENTENCE_END = re.compile(rf"[.!?][{re.escape(_CLOSERS)}]*\s+(?=[{re.escape(_OPENERS)}]?[A-Z0-9])|\n\s*\n")
+_ABBREVIATIONS = frozenset(
+    re.findall(
+        r"\w+",
+        """v vs mr mrs ms dr jr sr st no nos inc ltd llc llp co corp cir art sec ch para pp p cf e g i al
+    et seq ex etc id jan feb mar apr jun jul aug sep sept oct nov dec u s f supp cal app rev stat
+    ann civ proc crim fed ct assn dept govt hon esq""",
+    )
+)
+
+
+@dataclass(frozen=True)
+class Sentence:
+    start: int  # offsets within the passage text
+    end: int
+    text: str
+
+
+def split_sentences(text: str) -> list[Sentence]:
+    sentences: list[Sentence] = []
+    begin = 0
+    for boundary in _SENTENCE_END.finditer(text):
+        before = text[begin : boundary.start() + 1]
+        last_word = re.findall(r"([A-Za-z]+)\.?$", before.rstrip(".!?" + _CLOSERS).rstrip() + ".")
+        if (
+            boundary.group()[0] == "."
+            and last_word
+            and (last_word[-1].lower() in _ABBREVIATIONS or len(last_word[-1]) == 1)
+        ):
+            continue
+        end = boundary.start() + len(boundary.group().rstrip())
+        _add_sentence(sentences, text, begin, end)
+        begin = boundary.end()
+    _add_sentence(sentences, text, begin, len(text))
+    return sentences
+
+
+def _add_sentence(sentences: list[Sentence], text: str, start: int, end: int) -> None:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    if end > start:
+        sentences.append(Sentence(start, end, text[start:end]))
+
+
+def _answerable(sentence: str) -> bool:
+    """A sentence that can answer something: four words or more, not a heading in capitals."""
+    return len(_WORD.findall(sentence)) >= 4 and any(c.islower() for c in sentence)
+
+
+NOT_GROUNDED = "No passage in this case's documents supports an answer to this question, so none is given."
+NOTHING_PROCESSED = "This case has no processed documents to answer from."
+
+
+def _not_grounded(question: str, message: str) -> dict[str, Any]:
+    return {
+        "question": question,
+        "answer": {"text": None, "sentences": []},
+        "passages": [],
+        "grounded": False,
+        "message": message,
+    }
+
+
+async def ask(session: AsyncSession, case_id: str, question: str) -> dict[str, Any]:
+    if not await repository.case_exists(session, case_id):
+        raise NotFound("The case does not exist")
+    found = await repository.case_passages(session, case_id)
+    if not found.passages:
+        return _not_grounded(question, NOTHING_PROCESSED)
+    words = content_words(question)
+    query = (await embed([question]))[0]
+    similarities = await asyncio.to_thread(lambda: found.vectors @ query)
+    text_ids = await repository.fulltext_passages(session, words, limit=ASK_TEXT_CANDIDATES, case_id=case_id)
+
+    position = {p.id: i for i, p in enumerate(found.passages)}
+    scores: dict[int, float] = {}
+    semantic_order = [int(i) for i in np.argsort(-similarities, kind="stable")]
+    for rank, i in enumerate(semantic_order, start=1):
+        if similarities[i] < ASK_PASSAGE_MIN_SIMILARITY:
+            break
+        scores[i] = scores.get(i, 0.0) + _rrf(rank)
+    for rank, passage_id in enumerate(text_ids, start=1):
+        if passage_id in position:
+            i = position[passage_id]
+            scores[i] = scores.get(i, 0.0) + _rrf(rank)
+    top = sorted(scores, key=lambda i: (-scores[i], i))[:ASK_PASSAGES]
+    if not top:
+        return _not_grounded(question, NOT_GROUNDED)
+
+    candidates: list[tuple[PassageRow, Sentence]] = []
+    for i in top:
+        passage = found.passages[i]
+        candidates += [(passage, s) for s in split_sentences(passage.text) if _answerable(s.text)]
+    candidates = candidates[:MAX_SENTENCES_EMBEDDED]
+    if not candidates:
+        return _not_grounded(question, NOT_GROUNDED)
+    # Each sentence is embedded after its document's title: out of context "The term ends on
+    # June 1." says little, "Residential lease. The term ends on June 1." says what ends.
+    sentence_vectors = await embed([f"{p.document_title}. {s.text}" for p, s in candidates])
+    semantic = sentence_vectors @ query
+    distinct = set(words)
+    scored: list[tuple[float, int]] = []
+    for n, (_, sentence) in enumerate(candidates):
+        tokens = {t.lower() for t in _WORD.findall(sentence.text)}
+        shared = sum(1 for w in distinct if any(_same_word(t, w) for t in tokens))
+        bonus = LEXICAL_BONUS * shared / len(distinct) if distinct else 0.0
+        scored.append((float(semantic[n]) + bonus, n))
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    best = scored[0][0]
+    if best < ANSWER_MIN_SCORE:
+        return _not_grounded(question, NOT_GROUNDED)
+
+    chosen: list[tuple[PassageRow, Sentence]] = []
+    seen: set[str] = set()
+    for score, n in scored:
+        if len(chosen) == MAX_ANSWER_SENTENCES or score < max(ANSWER_MIN_SCORE, best - ANSWER_MARGIN):
+            break
+        passage, sentence = candidates[n]
+        if sentence.text not in seen:
+            seen.add(sentence.text)
+            chosen.append((passage, sentence))
+    sentences: list[dict[str, Any]] = [
+        {
+            "text": sentence.text,
+            "document_id": passage.document_id,
+            "page": passage.page,
+            "start": passage.start + sentence.start,
+            "end": passage.start + sentence.end,
+        }
+        for passage, sentence in chosen
+    ]
+    return {
+        "question": question,
+        "answer": {"text": " ".join(s["text"] for s in sentences), "sentences": sentences},
+        "passages": [
+            {
+                "document_id": found.passages[i].document_id,
+                "document_title": found.passages[i].document_title,
+                "page": found.passages[i].page,
+                "start": found.passages[i].start,
+                "end": found.passages[i].end,
+                "text": found.passages[i].text,
+                "score": round(scores[i], 6),
+            }
+            for i in top
+        ],
+        "grounded": True,
+        "message": None,
+    }

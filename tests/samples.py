@@ -1,0 +1,65 @@
+"""Real files for the AI tests, built here: a multi-page text PDF (standard library only) and a
+DOCX (python-docx)."""
+
+from __future__ import annotations
+
+import io
+
+import docx
+
+
+def _pdf_string(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+
+
+def make_pdf(pages: list[list[str]]) -> bytes:
+    """A valid PDF with one text page per item (lines of Helvetica, uncompressed streams)."""
+    objects: list[bytes] = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        (
+            "<< /Type /Pages /Kids ["
+            + " ".join(f"{4 + 2 * i} 0 R" for i in range(len(pages)))
+            + f"] /Count {len(pages)} >>"
+        ).encode(),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+    ]
+    for i, lines in enumerate(pages):
+        body = [
+            "BT",
+            "/F1 11 Tf",
+            "14 TL",
+            "72 760 Td",
+            *(f"({_pdf_string(line)}) Tj T*" for line in lines),
+            "ET",
+        ]
+        stream = "\n".join(body).encode("cp1252", "replace")
+        objects.append(
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            f"/Resources << /Font << /F1 3 0 R >> >> /Contents {5 + 2 * i} 0 R >>".encode()
+        )
+        objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
+    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for number, body_bytes in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body_bytes + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    for offset in offsets:
+        out += b"%010d 00000 n \n" % offset
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+
+def make_docx(paragraphs: list[str]) -> bytes:
+    document = docx.Document()
+    for paragraph in paragraphs:
+        document.add_paragraph(paragraph)
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return buffer.getvalue()
+
+
+def text_pdf(pages: list[str], width: int = 90) -> bytes:
+    """One PDF page per string, cut into lines of `width` characters."""
+    return make_pdf([[page[i : i + width] for i in range(0, len(page), width)] for page in pages])
