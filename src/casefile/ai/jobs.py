@@ -134,17 +134,7 @@ async def _start(session: AsyncSession, job: AiJob) -> None:
         document = await session.get(Document, job.document_id)
         if document is not None:
             document.processing_status = "processing"
-    await emit(
-        session,
-        "ai.processing_started",
-        catalogue.ai_processing_started(
-            job_id=job.id,
-            kind=job.kind,
-            case_id=job.case_id,
-            document_id=job.document_id,
-            attempt=job.attempts_made,
-        ),
-    )
+    await emit(session, "ai.processing_started", catalogue.ai_processing_started(job))
 
 
 async def holding(session: AsyncSession, claim: JobClaim) -> AiJob | None:
@@ -170,15 +160,7 @@ async def fail(session: AsyncSession, job: AiJob, reason: str, *, retry: bool) -
     await emit(
         session,
         "ai.processing_failed",
-        catalogue.ai_processing_failed(
-            job_id=job.id,
-            kind=job.kind,
-            case_id=job.case_id,
-            document_id=job.document_id,
-            reason=reason,
-            attempt=job.attempts_made,
-            will_retry=will_retry,
-        ),
+        catalogue.ai_processing_failed(job, reason=reason, will_retry=will_retry),
     )
     job.last_error, job.lease_expires_at, job.updated_at = reason, None, now
     if will_retry:

@@ -19,8 +19,11 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
+from sqlalchemy.ext.asyncio import AsyncSession
+
 from casefile.ai import jobs
 from casefile.ai.jobs import JobClaim
+from casefile.ai.models import AiJob
 from casefile.ai.types import NoExtractableText, ProcessedDocument, ProcessingFailed
 from casefile.cases.models import Case
 from casefile.clock import format_timestamp, utcnow
@@ -149,19 +152,7 @@ class AiWorker:
             else:
                 document.ai = {"skipped_reason": skipped, "processed_at": format_timestamp(utcnow())}
                 document.processing_status = "skipped"
-            jobs.finish(job)
-            await emit(
-                session,
-                "ai.processing_completed",
-                catalogue.ai_processing_completed(
-                    job_id=job.id,
-                    kind="document",
-                    case_id=document.case_id,
-                    document_id=document.id,
-                    status=document.processing_status,
-                    duration_ms=round((time.monotonic() - started) * 1000),
-                ),
-            )
+            await self._completed(session, job, document.processing_status, started)
             await emit(session, "document.processed", catalogue.document_processed(document))
 
     async def _summarize_case(self, claim: JobClaim, started: float) -> None:
@@ -183,19 +174,17 @@ class AiWorker:
                 await jobs.fail(session, job, "The case has no processed documents to summarize", retry=False)
                 return
             case.ai = {**summary, "processed_at": format_timestamp(utcnow())}
-            jobs.finish(job)
-            await emit(
-                session,
-                "ai.processing_completed",
-                catalogue.ai_processing_completed(
-                    job_id=job.id,
-                    kind="case",
-                    case_id=case.id,
-                    document_id=None,
-                    status="completed",
-                    duration_ms=round((time.monotonic() - started) * 1000),
-                ),
-            )
+            await self._completed(session, job, "completed", started)
+
+    @staticmethod
+    async def _completed(session: AsyncSession, job: AiJob, status: str, started: float) -> None:
+        jobs.finish(job)
+        duration_ms = round((time.monotonic() - started) * 1000)
+        await emit(
+            session,
+            "ai.processing_completed",
+            catalogue.ai_processing_completed(job, status=status, duration_ms=duration_ms),
+        )
 
     async def _in_pool(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         pool = self._ensure_pool()

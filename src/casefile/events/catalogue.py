@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from casefile.clock import format_timestamp, utcnow
 
 if TYPE_CHECKING:
+    from casefile.ai.models import AiJob
     from casefile.cases.models import Case
     from casefile.documents.models import Document
     from casefile.users.models import User
@@ -190,51 +191,29 @@ def system_error(
     }
 
 
-def ai_processing_started(
-    *, job_id: str, kind: str, case_id: str, document_id: str | None, attempt: int
-) -> dict[str, Any]:
-    return {
-        "job_id": job_id,
-        "kind": kind,
-        "case_id": case_id,
-        "document_id": document_id,
-        "attempt": attempt,
-        "started_at": format_timestamp(utcnow()),
-    }
+def _job(job: AiJob) -> dict[str, Any]:
+    return {"job_id": job.id, "kind": job.kind, "case_id": job.case_id, "document_id": job.document_id}
 
 
-def ai_processing_completed(
-    *, job_id: str, kind: str, case_id: str, document_id: str | None, status: str, duration_ms: int
-) -> dict[str, Any]:
+def ai_processing_started(job: AiJob) -> dict[str, Any]:
+    return {**_job(job), "attempt": job.attempts_made, "started_at": format_timestamp(utcnow())}
+
+
+def ai_processing_completed(job: AiJob, *, status: str, duration_ms: int) -> dict[str, Any]:
     """`status`: `completed`, or `skipped` for a document with no extractable text."""
     return {
-        "job_id": job_id,
-        "kind": kind,
-        "case_id": case_id,
-        "document_id": document_id,
+        **_job(job),
         "status": status,
         "duration_ms": duration_ms,
         "completed_at": format_timestamp(utcnow()),
     }
 
 
-def ai_processing_failed(
-    *,
-    job_id: str,
-    kind: str,
-    case_id: str,
-    document_id: str | None,
-    reason: str,
-    attempt: int,
-    will_retry: bool,
-) -> dict[str, Any]:
+def ai_processing_failed(job: AiJob, *, reason: str, will_retry: bool) -> dict[str, Any]:
     return {
-        "job_id": job_id,
-        "kind": kind,
-        "case_id": case_id,
-        "document_id": document_id,
+        **_job(job),
         "reason": reason,
-        "attempt": attempt,
+        "attempt": job.attempts_made,
         "will_retry": will_retry,
         "failed_at": format_timestamp(utcnow()),
     }
