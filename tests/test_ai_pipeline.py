@@ -246,6 +246,28 @@ def test_permissions_for_ai_requests(ai_server: Api) -> None:
         api_error(admin.post("/cases/case_missing/summarize"), 404, "NOT_FOUND")
 
 
+def test_an_overrunning_job_is_stopped_retried_and_the_pool_replaced(make_server) -> None:
+    # Model loading happens before a job's clock starts, so 1.5 s is all processing time.
+    server = make_server(ai_enabled=True, ai_job_timeout_seconds=1.5)
+    long_text = (
+        "The tenant withheld rent because the landlord failed to repair the heating. " * 3000
+    ).encode()
+    with server.admin() as admin:
+        case_id = new_case(admin)["id"]
+        slow = upload(admin, case_id, long_text, "statement.txt")
+        [failed] = wait_until(
+            lambda: server.events("ai.processing_failed", document_id=slow["id"]), timeout=60
+        )
+        assert failed["will_retry"] is True and "time limit" in failed["reason"]
+        assert ok(admin.get(f"/documents/{slow['id']}"))["processing_status"] == "pending"
+        # The overrunning process was ended; a new pool serves the next document (queued before
+        # the slow one's retry, so it runs first).
+        quick = upload(
+            admin, case_id, b"The hearing is moved to Friday at the request of counsel.", "note.txt"
+        )
+        assert wait_processed(admin, quick["id"], timeout=60)["processing_status"] == "completed"
+
+
 @pytest.fixture
 def shared_database(backend: str, tmp_path: Path) -> Iterator[tuple[Path, str | None]]:
     data_dir = tmp_path / "data"

@@ -48,6 +48,7 @@ class AiWorker:
         self.slots = runtime.settings.ai_workers
         self.in_flight: set[asyncio.Task[None]] = set()
         self._pool: ProcessPoolExecutor | None = None
+        self._pool_lock = asyncio.Lock()
 
     async def run(self, stop: asyncio.Event) -> None:
         wakeup = self.runtime.ai_wakeup
@@ -187,7 +188,7 @@ class AiWorker:
         )
 
     async def _in_pool(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        pool = self._ensure_pool()
+        pool = await self._ready_pool()
         loop = asyncio.get_running_loop()
         future = loop.run_in_executor(pool, _call, function, args, kwargs)
         try:
@@ -200,16 +201,27 @@ class AiWorker:
             self._stop_pool(kill=True)
             raise
 
-    def _ensure_pool(self) -> ProcessPoolExecutor:
-        if self._pool is None:
-            from casefile.ai.processing import warm_up
+    async def _ready_pool(self) -> ProcessPoolExecutor:
+        async with self._pool_lock:
+            if self._pool is None:
+                from casefile.ai.processing import warm_up
 
-            # spawn, not fork: this process runs an event loop and threads, which fork would copy
-            # in an unknown state.
-            self._pool = ProcessPoolExecutor(
-                max_workers=self.slots, mp_context=multiprocessing.get_context("spawn"), initializer=warm_up
-            )
-        return self._pool
+                # spawn, not fork: this process runs an event loop and threads, which fork would
+                # copy in an unknown state.
+                pool = ProcessPoolExecutor(
+                    max_workers=self.slots,
+                    mp_context=multiprocessing.get_context("spawn"),
+                    initializer=warm_up,
+                )
+                # Start the processes and load the models before any job's time limit starts.
+                loop = asyncio.get_running_loop()
+                try:
+                    await asyncio.gather(*(loop.run_in_executor(pool, _ready) for _ in range(self.slots)))
+                except BaseException:
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    raise
+                self._pool = pool
+            return self._pool
 
     def _stop_pool(self, *, kill: bool = False) -> None:
         pool, self._pool = self._pool, None
@@ -222,6 +234,10 @@ class AiWorker:
                 with contextlib.suppress(Exception):
                     process.kill()
         pool.shutdown(wait=not kill, cancel_futures=True)
+
+
+def _ready() -> None:
+    """Runs in a pool process once its initializer (the model loading) has finished."""
 
 
 def _call(function: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]) -> T:
