@@ -5,8 +5,11 @@ events to a subscribed webhook; re-processing, case summaries, failures, the swi
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
 import re
 import shutil
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -268,6 +271,23 @@ def test_an_overrunning_job_is_stopped_retried_and_the_pool_replaced(make_server
         assert wait_processed(admin, quick["id"], timeout=60)["processing_status"] == "completed"
 
 
+def test_a_dead_ai_process_is_replaced(make_server) -> None:
+    server = make_server(ai_enabled=True)
+    with server.admin() as admin:
+        case_id = new_case(admin)["id"]
+        first = upload(admin, case_id, b"The parties met on Monday to discuss the settlement.", "a.txt")
+        assert wait_processed(admin, first["id"])["processing_status"] == "completed"
+        # The server runs in this test's process, so its AI process is a child of ours.
+        children = [p for p in multiprocessing.active_children() if p.pid is not None]
+        assert children
+        for child in children:
+            os.kill(child.pid, signal.SIGKILL)  # e.g. the kernel's out-of-memory killer
+            child.join(timeout=10)
+        second = upload(admin, case_id, b"Counsel agreed to extend the deadline by a week.", "b.txt")
+        done = wait_processed(admin, second["id"], timeout=90)
+    assert done["processing_status"] == "completed", server.events("ai.processing_failed")
+
+
 @pytest.fixture
 def shared_database(backend: str, tmp_path: Path) -> Iterator[tuple[Path, str | None]]:
     data_dir = tmp_path / "data"
@@ -318,3 +338,41 @@ def test_a_worker_killed_mid_job_loses_nothing(shared_database, tmp_path: Path) 
     started = run_sql(settings, "SELECT data FROM events WHERE name = 'ai.processing_started'")
     attempts = sorted((r[0] if isinstance(r[0], dict) else json.loads(r[0]))["attempt"] for r in started)
     assert attempts == [1, 2]
+
+
+def test_a_stopping_server_hands_its_jobs_back(shared_database, tmp_path: Path) -> None:
+    data_dir, url = shared_database
+    # The default 600 s time limit: were the job left to its lease, the test would time out.
+    settings = make_settings(data_dir, url, ai_enabled=True, worker_poll_seconds=0.2)
+    long_text = (
+        "The tenant withheld rent because the landlord failed to repair the heating. " * 1500
+    ).encode()
+    first = Process("serve", settings, tmp_path / "first.log")
+    try:
+        with httpx.Client(base_url=first.base, timeout=30) as c:
+            token = ok(c.post("/auth/login", json={"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD}))[
+                "token"
+            ]
+            c.headers["Authorization"] = f"Bearer {token}"
+            document = upload(c, new_case(c)["id"], long_text, "statement.txt")
+            wait_until(
+                lambda: ok(c.get(f"/documents/{document['id']}"))["processing_status"] == "processing",
+                timeout=60,
+                interval=0.05,
+            )
+    finally:
+        first.stop()  # SIGTERM: a graceful stop, mid-job
+    [(status, attempts, lease)] = run_sql(
+        settings,
+        "SELECT status, attempts_made, lease_expires_at FROM ai_jobs WHERE document_id = :d",
+        d=document["id"],
+    )
+    assert (status, attempts, lease) == ("pending", 0, None)
+    second = Process("serve", settings, tmp_path / "second.log")
+    try:
+        with httpx.Client(
+            base_url=second.base, headers={"Authorization": f"Bearer {token}"}, timeout=30
+        ) as c:
+            assert wait_processed(c, document["id"], timeout=90)["processing_status"] == "completed"
+    finally:
+        second.stop()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import io
 import json
 import os
 import secrets
@@ -446,3 +447,31 @@ def test_a_backup_of_an_older_schema_is_migrated_on_restore(backend: str, tmp_pa
         assert result.returncode == 0, result.stderr
         with serving(target.settings) as api:
             assert api.sql("SELECT version_num FROM alembic_version") == [(head,)]
+
+
+def test_an_edited_manifest_listing_unknown_keys_is_refused(
+    source: Source, backend: str, tmp_path: Path
+) -> None:
+    """The manifest's checksum only catches damage: an archive rebuilt with a manifest that names
+    a key it cannot hold is refused before anything is replaced."""
+    edited = tmp_path / "edited.tar"
+    with tarfile.open(source.archive) as original, tarfile.open(edited, "w") as out:
+        for info in original.getmembers():
+            data = original.extractfile(info).read()  # type: ignore[union-attr]
+            if info.name == "manifest.json":
+                manifest = json.loads(data)
+                manifest["keys"] = [*manifest["keys"], "../../outside"]
+                data = json.dumps(manifest).encode()
+                digest = hashlib.sha256(data).hexdigest()
+            elif info.name == "manifest.json.sha256":
+                data = f"{digest}  manifest.json\n".encode()
+            info.size = len(data)
+            out.addfile(info, io.BytesIO(data))
+    with ExitStack() as stack:
+        target = make_target(stack, backend, tmp_path)
+        result = casefile("restore", "--input", str(edited), env=target.env)
+        assert result.returncode != 0
+        assert "manifest lists keys" in result.stderr
+        assert not (target.settings.data_dir / "casefile.db").exists()
+        if target.settings.database_url:
+            assert table_count(target.settings) == 0

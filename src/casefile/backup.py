@@ -614,7 +614,23 @@ def _read_manifest(tar: tarfile.TarFile, members: Iterator[tarfile.TarInfo]) -> 
         raise BackupError(
             f"unsupported backup format {manifest.get('format')!r} version {manifest.get('format_version')!r}"
         )
+    _check_key_lists(manifest)
     return manifest
+
+
+def _check_key_lists(manifest: dict[str, Any]) -> None:
+    """The checksum guards against damage, not against an edited manifest: a key list naming
+    anything unknown, or a key without its member, is refused before anything is replaced."""
+    keys, from_environment = manifest.get("keys"), manifest.get("keys_from_environment")
+    members = manifest.get("members")
+    if (
+        not isinstance(keys, list)
+        or not isinstance(from_environment, list)
+        or not isinstance(members, dict)
+        or any(name not in KEY_FILES or f"keys/{name}" not in members for name in keys)
+        or any(variable not in KEY_FILES.values() for variable in from_environment)
+    ):
+        raise BackupError("the archive's manifest lists keys it cannot hold")
 
 
 def _member_path(name: str, manifest: dict[str, Any], staging: Path) -> Path:

@@ -152,6 +152,17 @@ def finish(job: AiJob) -> None:
     job.last_error = None
 
 
+async def release(session: AsyncSession, job: AiJob) -> None:
+    """Hand a job back unfinished (its worker is stopping): due at once, the attempt not counted."""
+    now = utcnow()
+    job.status, job.lease_expires_at, job.next_attempt_at, job.updated_at = "pending", None, now, now
+    job.attempts_made = max(0, job.attempts_made - 1)
+    if job.document_id is not None:
+        document = await session.get(Document, job.document_id)
+        if document is not None:
+            document.processing_status = "pending"
+
+
 async def fail(session: AsyncSession, job: AiJob, reason: str, *, retry: bool) -> None:
     """Record a failed attempt: retried later (transient: the worker crashed, a time-out) while
     attempts remain, otherwise the job and its document fail with `reason`."""

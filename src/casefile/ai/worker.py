@@ -1,10 +1,11 @@
-"""The AI worker: claims jobs and runs them in a bounded pool of processes (`ai_workers`, one core
-each), so CPU-heavy extraction and embedding never run on an API event loop. It runs beside the
-delivery worker, inside `casefile serve` by default and in `casefile worker`.
+"""The AI worker: claims jobs and runs them in separate processes, one per slot (`ai_workers`, one
+core each), so CPU-heavy extraction and embedding never run on an API event loop. It runs beside
+the delivery worker, inside `casefile serve` by default and in `casefile worker`.
 
-The pool is started on the first job (a server that is never sent a document loads no model) and
-replaced if one of its processes dies or a job overruns its time-out (the only way to stop a
-runaway extraction is to end its process).
+A slot's process is started on its first job (a server that is never sent a document loads no
+model) and replaced if it dies or overruns the time limit (ending the process is the only way to
+stop a runaway extraction; one process per slot means no other job is touched). On shutdown,
+jobs in flight are handed back at once rather than left to their leases.
 """
 
 from __future__ import annotations
@@ -46,9 +47,13 @@ class AiWorker:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self.slots = runtime.settings.ai_workers
-        self.in_flight: set[asyncio.Task[None]] = set()
-        self._pool: ProcessPoolExecutor | None = None
-        self._pool_lock = asyncio.Lock()
+        self.in_flight: dict[asyncio.Task[None], JobClaim] = {}
+        # One single-process executor per slot, so that ending an overrunning job's process
+        # touches no other job. None: the slot's process is not started yet (or was ended).
+        self._idle: asyncio.Queue[ProcessPoolExecutor | None] = asyncio.Queue()
+        for _ in range(self.slots):
+            self._idle.put_nowait(None)
+        self._executors: set[ProcessPoolExecutor] = set()
 
     async def run(self, stop: asyncio.Event) -> None:
         wakeup = self.runtime.ai_wakeup
@@ -65,12 +70,25 @@ class AiWorker:
                 for task in (stopping, waking):
                     task.cancel()
         finally:
-            # Jobs in flight are abandoned, not waited for (they may take minutes): their leases
-            # run out and another worker, or this one after a restart, takes them over.
+            # Jobs in flight are not waited for (they may take minutes): they are stopped and
+            # handed back, so that the next worker starts them at once instead of after the lease.
+            claims = list(self.in_flight.values())
             for task in self.in_flight:
                 task.cancel()
             await asyncio.gather(*self.in_flight, return_exceptions=True)
-            self._stop_pool(kill=True)
+            for executor in list(self._executors):
+                self._end(executor)
+            await self._release(claims)
+
+    async def _release(self, claims: list[JobClaim]) -> None:
+        try:
+            async with self.runtime.db.transaction(write=True) as session:
+                for claim in claims:
+                    job = await jobs.holding(session, claim)
+                    if job is not None:
+                        await jobs.release(session, job)
+        except Exception:  # the leases still run out: nothing is lost, only delayed
+            log.warning("could not hand back %d AI jobs at shutdown", len(claims), exc_info=True)
 
     async def _claim_and_start(self) -> None:
         free = self.slots - len(self.in_flight)
@@ -83,11 +101,11 @@ class AiWorker:
             claims = await jobs.claim(session, self.runtime, limit=free)
         for claim in claims:
             task = asyncio.create_task(self._run(claim))
-            self.in_flight.add(task)
+            self.in_flight[task] = claim
             task.add_done_callback(self._finished)
 
     def _finished(self, task: asyncio.Task[None]) -> None:
-        self.in_flight.discard(task)
+        self.in_flight.pop(task, None)
         self.runtime.ai_wakeup.signal()  # a slot is free: claim again without waiting for the poll
 
     async def _run(self, claim: JobClaim) -> None:
@@ -188,52 +206,51 @@ class AiWorker:
         )
 
     async def _in_pool(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        pool = await self._ready_pool()
-        loop = asyncio.get_running_loop()
-        future = loop.run_in_executor(pool, _call, function, args, kwargs)
+        executor = await self._idle.get()  # free: jobs are claimed only for free slots
         try:
+            if executor is None:
+                executor = await self._start_executor()
+            future = asyncio.get_running_loop().run_in_executor(executor, _call, function, args, kwargs)
             async with asyncio.timeout(self.runtime.settings.ai_job_timeout_seconds):
                 return await future
         except TimeoutError as exc:
-            self._stop_pool(kill=True)
+            self._end(executor)
+            executor = None
             raise JobOverran() from exc
-        except BrokenProcessPool:
-            self._stop_pool(kill=True)
+        except BrokenProcessPool:  # its process died (killed, out of memory): start a new one
+            self._end(executor)
+            executor = None
             raise
+        finally:
+            self._idle.put_nowait(executor)
 
-    async def _ready_pool(self) -> ProcessPoolExecutor:
-        async with self._pool_lock:
-            if self._pool is None:
-                from casefile.ai.processing import warm_up
+    async def _start_executor(self) -> ProcessPoolExecutor:
+        from casefile.ai.processing import warm_up
 
-                # spawn, not fork: this process runs an event loop and threads, which fork would
-                # copy in an unknown state.
-                pool = ProcessPoolExecutor(
-                    max_workers=self.slots,
-                    mp_context=multiprocessing.get_context("spawn"),
-                    initializer=warm_up,
-                )
-                # Start the processes and load the models before any job's time limit starts.
-                loop = asyncio.get_running_loop()
-                try:
-                    await asyncio.gather(*(loop.run_in_executor(pool, _ready) for _ in range(self.slots)))
-                except BaseException:
-                    pool.shutdown(wait=False, cancel_futures=True)
-                    raise
-                self._pool = pool
-            return self._pool
+        # spawn, not fork: this process runs an event loop and threads, which fork would copy in
+        # an unknown state.
+        executor = ProcessPoolExecutor(
+            max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=warm_up
+        )
+        self._executors.add(executor)
+        try:
+            # Start the process and load the models before the job's time limit starts.
+            await asyncio.get_running_loop().run_in_executor(executor, _ready)
+        except BaseException:
+            self._end(executor)
+            raise
+        return executor
 
-    def _stop_pool(self, *, kill: bool = False) -> None:
-        pool, self._pool = self._pool, None
-        if pool is None:
+    def _end(self, executor: ProcessPoolExecutor | None) -> None:
+        """End the executor's process at once: a running call cannot be cancelled otherwise.
+        (`_processes` is private, but stable since 3.2; 3.14 adds terminate_workers().)"""
+        if executor is None:
             return
-        if kill:
-            # The executor cannot cancel a running call; ending its processes is the only way.
-            # (`_processes` is private, but stable since 3.2; 3.14 adds terminate_workers().)
-            for process in list((pool._processes or {}).values()):
-                with contextlib.suppress(Exception):
-                    process.kill()
-        pool.shutdown(wait=not kill, cancel_futures=True)
+        self._executors.discard(executor)
+        for process in list((executor._processes or {}).values()):
+            with contextlib.suppress(Exception):
+                process.kill()
+        executor.shutdown(wait=False, cancel_futures=True)
 
 
 def _ready() -> None:

@@ -232,6 +232,10 @@ class OidcClient:
     def from_settings(cls, settings: Settings) -> OidcClient | None:
         """The client when single sign-on is configured (issuer, client id and secret), else None."""
         if settings.oidc_issuer and settings.oidc_client_id and settings.oidc_client_secret:
+            if not settings.oidc_redirect_uri:
+                # Derived from the request's Host header, which the client chooses: safe only with
+                # a provider that matches redirect URIs exactly (as it should).
+                log.warning("single sign-on: set CASEFILE_OIDC_REDIRECT_URI in production")
             return cls(settings)
         return None
 

@@ -146,7 +146,7 @@ def make_snippet(text: str, words: list[str], *, offset: int = 0, size: int = SN
     spans = match_spans(text, words)
     start = 0
     if spans:
-        best = max(range(len(spans)), key=lambda i: sum(1 for s in spans[i:] if s[1] <= spans[i][0] + size))
+        best = _densest_window(spans, size)
         start = max(0, spans[best][0] - size // 4)
         if start > 0:
             space = text.find(" ", start)
@@ -164,6 +164,20 @@ def make_snippet(text: str, words: list[str], *, offset: int = 0, size: int = SN
     prefix = "… " if start > 0 else ""
     suffix = " …" if end < len(text) else ""
     return Snippet(prefix + shown + suffix, offset + start, offset + end)
+
+
+def _densest_window(spans: list[tuple[int, int]], size: int) -> int:
+    """The index of the match that starts the `size`-character window holding the most matches
+    (the first such). Linear: `spans` are in order and do not overlap, so the window's end only
+    moves forward (a text of thousands of matches must not stall the event loop)."""
+    best, best_count, end = 0, 0, 0
+    for i, (first, _) in enumerate(spans):
+        end = max(end, i)
+        while end < len(spans) and spans[end][1] <= first + size:
+            end += 1
+        if end - i > best_count:
+            best, best_count = i, end - i
+    return best
 
 
 def _rrf(rank: int) -> float:
