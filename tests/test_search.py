@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import html
+import random
 import re
 import secrets
 from collections.abc import Iterator
@@ -350,3 +351,20 @@ def test_unversioned_alias(search_api: Api) -> None:
         base_url=search_api.root + "/api", headers={"Authorization": f"Bearer {search_api.admin_token}"}
     ) as c:
         ok(c.get("/search", params={"q": "lease"}))
+
+
+def test_the_snippet_window_is_the_one_with_most_matches() -> None:
+    """The linear scan picks the same window as counting every window would."""
+    from casefile.search.service import _densest_window
+
+    rng = random.Random(7)
+    for _ in range(300):
+        spans, position = [], 0
+        for _ in range(rng.randint(1, 40)):
+            position += rng.randint(0, 30)
+            length = rng.randint(1, 8)
+            spans.append((position, position + length))
+            position += length
+        size = rng.randint(5, 80)
+        counts = [sum(1 for s in spans[i:] if s[1] <= spans[i][0] + size) for i in range(len(spans))]
+        assert _densest_window(spans, size) == counts.index(max(counts))
