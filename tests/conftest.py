@@ -252,6 +252,15 @@ def api(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]
 
 
 @pytest.fixture
+def database(backend: str, tmp_path: Path) -> Iterator[tuple[Path, str | None]]:
+    """A data dir and a fresh database of `backend` (None: SQLite in the data dir), for tests
+    that run several servers or workers on one database."""
+    data_dir = tmp_path / "data"
+    with fresh_database(backend, data_dir) as url:
+        yield data_dir, url
+
+
+@pytest.fixture
 def make_server(backend: str, tmp_path: Path) -> Iterator[Any]:
     """Start extra servers with other settings, each on a fresh database of the same backend."""
     stack: list[Any] = []

@@ -22,7 +22,6 @@ from tests.conftest import (
     ADMIN_PASSWORD,
     Api,
     api_error,
-    fresh_database,
     make_settings,
     new_case,
     ok,
@@ -32,6 +31,8 @@ from tests.harness import Process, Receiver, receiver_server, wait_until
 from tests.samples import make_docx, make_pdf
 
 FINAL = ("completed", "failed", "skipped")
+# Takes seconds to process: long enough to catch a job in flight.
+LONG_TEXT = ("The tenant withheld rent because the landlord failed to repair the heating. " * 1500).encode()
 
 LEASE_PAGES = [
     [
@@ -252,12 +253,9 @@ def test_permissions_for_ai_requests(ai_server: Api) -> None:
 def test_an_overrunning_job_is_stopped_retried_and_the_pool_replaced(make_server) -> None:
     # Model loading happens before a job's clock starts, so 1.5 s is all processing time.
     server = make_server(ai_enabled=True, ai_job_timeout_seconds=1.5)
-    long_text = (
-        "The tenant withheld rent because the landlord failed to repair the heating. " * 3000
-    ).encode()
     with server.admin() as admin:
         case_id = new_case(admin)["id"]
-        slow = upload(admin, case_id, long_text, "statement.txt")
+        slow = upload(admin, case_id, LONG_TEXT * 2, "statement.txt")
         [failed] = wait_until(
             lambda: server.events("ai.processing_failed", document_id=slow["id"]), timeout=60
         )
@@ -288,15 +286,23 @@ def test_a_dead_ai_process_is_replaced(make_server) -> None:
     assert done["processing_status"] == "completed", server.events("ai.processing_failed")
 
 
-@pytest.fixture
-def shared_database(backend: str, tmp_path: Path) -> Iterator[tuple[Path, str | None]]:
-    data_dir = tmp_path / "data"
-    with fresh_database(backend, data_dir) as url:
-        yield data_dir, url
+def start_a_long_job(server: Process) -> tuple[str, str]:
+    """Upload a document that takes seconds to process to `server`; return once it is being
+    processed, with an administrator's token and the document's id."""
+    with httpx.Client(base_url=server.base, timeout=30) as c:
+        token = ok(c.post("/auth/login", json={"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD}))["token"]
+        c.headers["Authorization"] = f"Bearer {token}"
+        document = upload(c, new_case(c)["id"], LONG_TEXT, "statement.txt")
+        wait_until(
+            lambda: ok(c.get(f"/documents/{document['id']}"))["processing_status"] == "processing",
+            timeout=60,
+            interval=0.05,
+        )
+    return token, str(document["id"])
 
 
-def test_a_worker_killed_mid_job_loses_nothing(shared_database, tmp_path: Path) -> None:
-    data_dir, url = shared_database
+def test_a_worker_killed_mid_job_loses_nothing(database, tmp_path: Path) -> None:
+    data_dir, url = database
     # A lease of 20 s + 1 s: long enough for the job, short enough for the test to see the take-over.
     settings = make_settings(
         data_dir,
@@ -306,23 +312,9 @@ def test_a_worker_killed_mid_job_loses_nothing(shared_database, tmp_path: Path) 
         worker_lease_margin_seconds=1,
         worker_poll_seconds=0.2,
     )
-    long_text = (
-        "The tenant withheld rent because the landlord failed to repair the heating. " * 1500
-    ).encode()
     first = Process("serve", settings, tmp_path / "first.log")
     try:
-        with httpx.Client(base_url=first.base, timeout=30) as c:
-            token = ok(c.post("/auth/login", json={"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD}))[
-                "token"
-            ]
-            c.headers["Authorization"] = f"Bearer {token}"
-            case_id = new_case(c)["id"]
-            document = upload(c, case_id, long_text, "statement.txt")
-            wait_until(
-                lambda: ok(c.get(f"/documents/{document['id']}"))["processing_status"] == "processing",
-                timeout=60,
-                interval=0.05,
-            )
+        token, document_id = start_a_long_job(first)
         first.kill()  # mid-job: the lease is held, the work is lost
     finally:
         first.stop()
@@ -331,7 +323,7 @@ def test_a_worker_killed_mid_job_loses_nothing(shared_database, tmp_path: Path) 
         with httpx.Client(
             base_url=second.base, headers={"Authorization": f"Bearer {token}"}, timeout=30
         ) as c:
-            done = wait_processed(c, document["id"], timeout=150)
+            done = wait_processed(c, document_id, timeout=150)
     finally:
         second.stop()
     assert done["processing_status"] == "completed"
@@ -340,32 +332,19 @@ def test_a_worker_killed_mid_job_loses_nothing(shared_database, tmp_path: Path) 
     assert attempts == [1, 2]
 
 
-def test_a_stopping_server_hands_its_jobs_back(shared_database, tmp_path: Path) -> None:
-    data_dir, url = shared_database
+def test_a_stopping_server_hands_its_jobs_back(database, tmp_path: Path) -> None:
+    data_dir, url = database
     # The default 600 s time limit: were the job left to its lease, the test would time out.
     settings = make_settings(data_dir, url, ai_enabled=True, worker_poll_seconds=0.2)
-    long_text = (
-        "The tenant withheld rent because the landlord failed to repair the heating. " * 1500
-    ).encode()
     first = Process("serve", settings, tmp_path / "first.log")
     try:
-        with httpx.Client(base_url=first.base, timeout=30) as c:
-            token = ok(c.post("/auth/login", json={"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD}))[
-                "token"
-            ]
-            c.headers["Authorization"] = f"Bearer {token}"
-            document = upload(c, new_case(c)["id"], long_text, "statement.txt")
-            wait_until(
-                lambda: ok(c.get(f"/documents/{document['id']}"))["processing_status"] == "processing",
-                timeout=60,
-                interval=0.05,
-            )
+        token, document_id = start_a_long_job(first)
     finally:
         first.stop()  # SIGTERM: a graceful stop, mid-job
     [(status, attempts, lease)] = run_sql(
         settings,
         "SELECT status, attempts_made, lease_expires_at FROM ai_jobs WHERE document_id = :d",
-        d=document["id"],
+        d=document_id,
     )
     assert (status, attempts, lease) == ("pending", 0, None)
     second = Process("serve", settings, tmp_path / "second.log")
@@ -373,6 +352,6 @@ def test_a_stopping_server_hands_its_jobs_back(shared_database, tmp_path: Path) 
         with httpx.Client(
             base_url=second.base, headers={"Authorization": f"Bearer {token}"}, timeout=30
         ) as c:
-            assert wait_processed(c, document["id"], timeout=90)["processing_status"] == "completed"
+            assert wait_processed(c, document_id, timeout=90)["processing_status"] == "completed"
     finally:
         second.stop()

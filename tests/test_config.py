@@ -3,7 +3,6 @@ process, and the maintenance event."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,6 @@ from tests.conftest import (
     api_error,
     auth_error,
     details,
-    fresh_database,
     make_settings,
     new_case,
     ok,
@@ -163,15 +161,8 @@ def test_only_administrators_reach_the_configuration(fresh: Api) -> None:
         assert get_config(admin)["ai"] == {"enabled": True}
 
 
-@pytest.fixture
-def shared_database(backend: str, tmp_path: Path) -> Iterator[tuple[Path, str | None]]:
-    data_dir = tmp_path / "data"
-    with fresh_database(backend, data_dir) as url:
-        yield data_dir, url
-
-
-def test_a_change_takes_effect_in_every_process_without_a_restart(shared_database, tmp_path: Path) -> None:
-    data_dir, url = shared_database
+def test_a_change_takes_effect_in_every_process_without_a_restart(database, tmp_path: Path) -> None:
+    data_dir, url = database
     settings = make_settings(data_dir, url, worker_enabled=False)
     with serving(settings) as here:
         other = Process("serve", settings, tmp_path / "other.log")

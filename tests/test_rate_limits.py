@@ -19,7 +19,6 @@ from tests.conftest import (
     ADMIN_PASSWORD,
     REDIS_URL,
     api_error,
-    fresh_database,
     make_settings,
     ok,
 )
@@ -113,32 +112,33 @@ def test_limits_in_the_wrong_notation_are_refused_at_start() -> None:
 
 
 @pytest.mark.skipif(not _redis_available(), reason="Redis is not reachable (CI requires it)")
-def test_two_processes_on_one_redis_share_the_count_exactly(backend: str, tmp_path: Path) -> None:
+def test_two_processes_on_one_redis_share_the_count_exactly(
+    database: tuple[Path, str | None], tmp_path: Path
+) -> None:
     limit = 40
-    data_dir = tmp_path / "data"
-    with fresh_database(backend, data_dir) as url:
-        settings = make_settings(
-            data_dir,
-            url,
-            redis_url=REDIS_URL,
-            redis_key_prefix=f"test-{secrets.token_hex(6)}",  # a fresh namespace for each run
-            rate_limit_api_key=f"{limit}/hour",
-            worker_enabled=False,
-        )
-        servers = [Process("serve", settings, tmp_path / f"serve-{i}.log") for i in range(2)]
-        try:
-            with httpx.Client(base_url=servers[0].base) as c:
-                token = ok(c.post("/auth/login", json={"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD}))
-                created = c.post(
-                    "/admin/api-keys",
-                    json={"name": "shared", "permissions": ["read:cases"]},
-                    headers={"Authorization": f"Bearer {token['token']}"},
-                )
-                key = ok(created, 201)["key"]
-            statuses = asyncio.run(_concurrent_gets([s.base for s in servers], key, per_server=50))
-        finally:
-            for server in servers:
-                server.stop()
+    data_dir, url = database
+    settings = make_settings(
+        data_dir,
+        url,
+        redis_url=REDIS_URL,
+        redis_key_prefix=f"test-{secrets.token_hex(6)}",  # a fresh namespace for each run
+        rate_limit_api_key=f"{limit}/hour",
+        worker_enabled=False,
+    )
+    servers = [Process("serve", settings, tmp_path / f"serve-{i}.log") for i in range(2)]
+    try:
+        with httpx.Client(base_url=servers[0].base) as c:
+            token = ok(c.post("/auth/login", json={"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD}))
+            created = c.post(
+                "/admin/api-keys",
+                json={"name": "shared", "permissions": ["read:cases"]},
+                headers={"Authorization": f"Bearer {token['token']}"},
+            )
+            key = ok(created, 201)["key"]
+        statuses = asyncio.run(_concurrent_gets([s.base for s in servers], key, per_server=50))
+    finally:
+        for server in servers:
+            server.stop()
     assert statuses == Counter({200: limit, 429: 100 - limit})
 
 

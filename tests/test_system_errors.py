@@ -11,7 +11,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from tests.conftest import REDIS_URL, api_error, fresh_database, make_settings, ok, serving
+from tests.conftest import REDIS_URL, api_error, make_settings, ok, serving
 from tests.harness import receiver_server, wait_until
 from tests.test_auth import _redis_available
 
@@ -56,19 +56,20 @@ def test_an_unhandled_error_emits_system_error_once_a_minute(make_server) -> Non
 
 
 @pytest.mark.skipif(not _redis_available(), reason="Redis is not reachable (CI requires it)")
-def test_with_redis_the_minute_holds_across_processes(backend: str, tmp_path: Path) -> None:
-    data_dir = tmp_path / "data"
-    with fresh_database(backend, data_dir) as url:
-        settings = make_settings(
-            data_dir,
-            url,
-            redis_url=REDIS_URL,
-            redis_key_prefix=f"test-{secrets.token_hex(6)}",
-            worker_enabled=False,
-        )
-        with serving(settings, add_failing_routes) as one, serving(settings, add_failing_routes) as two:
-            for server in (one, two, one, two):
-                api_error(httpx.get(server.root + "/explode/x"), 500, "INTERNAL_ERROR")
-            wait_until(lambda: one.events("system.error"), timeout=10)
-            time.sleep(1)  # a wrongly duplicated report, written in the background, would land by now
-            assert len(one.events("system.error")) == 1
+def test_with_redis_the_minute_holds_across_processes(
+    database: tuple[Path, str | None], tmp_path: Path
+) -> None:
+    data_dir, url = database
+    settings = make_settings(
+        data_dir,
+        url,
+        redis_url=REDIS_URL,
+        redis_key_prefix=f"test-{secrets.token_hex(6)}",
+        worker_enabled=False,
+    )
+    with serving(settings, add_failing_routes) as one, serving(settings, add_failing_routes) as two:
+        for server in (one, two, one, two):
+            api_error(httpx.get(server.root + "/explode/x"), 500, "INTERNAL_ERROR")
+        wait_until(lambda: one.events("system.error"), timeout=10)
+        time.sleep(1)  # a wrongly duplicated report, written in the background, would land by now
+        assert len(one.events("system.error")) == 1

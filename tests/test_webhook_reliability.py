@@ -15,7 +15,7 @@ import pytest
 
 from casefile.settings import Settings
 from casefile.webhooks.delivery import LOST_ATTEMPT
-from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, Api, fresh_database, make_settings, ok, serving
+from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, Api, make_settings, ok, serving
 from tests.harness import Process, Receiver, receiver_server, wait_until
 
 SECRET = "whsec_reliability_0123456789"
@@ -26,13 +26,6 @@ FAST = {"webhook_timeout_seconds": 3, "worker_lease_margin_seconds": 1, "worker_
 def receiver() -> Iterator[Receiver]:
     with receiver_server() as r:
         yield r
-
-
-@pytest.fixture
-def database(backend: str, tmp_path: Path) -> Iterator[tuple[Path, str | None]]:
-    data_dir = tmp_path / "data"
-    with fresh_database(backend, data_dir) as url:
-        yield data_dir, url
 
 
 def admin_client(base: str) -> httpx.Client:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import or_, select
+from sqlalchemy import exists, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.ai.models import AiJob
@@ -192,6 +192,14 @@ async def fail(session: AsyncSession, job: AiJob, reason: str, *, retry: bool) -
 async def _give_up(session: AsyncSession, job: AiJob, reason: str) -> None:
     job.attempts_made = job.max_attempts
     await fail(session, job, reason, retry=False)
+
+
+async def has_processed_documents(session: AsyncSession, case_id: str) -> bool:
+    return bool(
+        await session.scalar(
+            select(exists().where(Document.case_id == case_id, Document.processing_status == "completed"))
+        )
+    )
 
 
 async def processed_documents(session: AsyncSession, case_id: str) -> list[tuple[str, str, dict[str, Any]]]:

@@ -43,7 +43,7 @@ async def summarize_case(session: AsyncSession, runtime: Runtime, actor: Princip
     if await session.get(Case, case_id) is None:
         raise NotFound("Case not found")
     await _require_ai_enabled(session, runtime)
-    if not await jobs.processed_documents(session, case_id):
+    if not await jobs.has_processed_documents(session, case_id):
         raise Conflict("The case has no processed documents to summarize yet")
     return await jobs.enqueue(
         session, runtime, kind="case", case_id=case_id, document_id=None, requested_by=actor.actor_id

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import multiprocessing
 import time
@@ -34,6 +35,7 @@ from casefile.events import catalogue
 from casefile.events.outbox import emit
 from casefile.runtime import Runtime
 from casefile.search.repository import replace_document_chunks
+from casefile.worker.loop import keep_running
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -210,7 +212,9 @@ class AiWorker:
         try:
             if executor is None:
                 executor = await self._start_executor()
-            future = asyncio.get_running_loop().run_in_executor(executor, _call, function, args, kwargs)
+            # A partial of a module-level function pickles to the pool process.
+            call = functools.partial(function, *args, **kwargs)
+            future = asyncio.get_running_loop().run_in_executor(executor, call)
             async with asyncio.timeout(self.runtime.settings.ai_job_timeout_seconds):
                 return await future
         except TimeoutError as exc:
@@ -257,16 +261,6 @@ def _ready() -> None:
     """Runs in a pool process once its initializer (the model loading) has finished."""
 
 
-def _call(function: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]) -> T:
-    """Runs in a pool process (module-level, so it pickles)."""
-    return function(*args, **kwargs)
-
-
 async def run_ai_worker(runtime: Runtime, stop: asyncio.Event) -> None:
-    """Run the AI worker until `stop`, restarting it after an unexpected failure."""
-    while not stop.is_set():
-        try:
-            await AiWorker(runtime).run(stop)
-        except Exception:
-            log.exception("the AI worker failed; restarting in 1 s")
-            await asyncio.sleep(1)
+    """Run AI jobs until `stop`."""
+    await keep_running("AI worker", lambda until: AiWorker(runtime).run(until), stop)

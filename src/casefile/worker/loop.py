@@ -21,7 +21,7 @@ import contextlib
 import logging
 import math
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import httpx
 
@@ -235,11 +235,18 @@ class DeliveryWorker:
         await asyncio.gather(*pending, return_exceptions=True)
 
 
-async def run_worker(runtime: Runtime, stop: asyncio.Event) -> None:
-    """Run a worker until `stop`, restarting it after an unexpected failure."""
+async def keep_running(
+    name: str, run: Callable[[asyncio.Event], Awaitable[None]], stop: asyncio.Event
+) -> None:
+    """Run `run(stop)` until `stop`, starting it again 1 s after an unexpected failure."""
     while not stop.is_set():
         try:
-            await DeliveryWorker(runtime).run(stop)
+            await run(stop)
         except Exception:
-            log.exception("the delivery worker failed; restarting in 1 s")
+            log.exception("the %s failed; restarting in 1 s", name)
             await asyncio.sleep(1)
+
+
+async def run_worker(runtime: Runtime, stop: asyncio.Event) -> None:
+    """Deliver webhooks until `stop`."""
+    await keep_running("delivery worker", lambda until: DeliveryWorker(runtime).run(until), stop)
