@@ -183,27 +183,33 @@ def test_passage_words_match_by_stem_and_document_titles_match(search_api: Api, 
     assert title_hit["snippet"]["page"] == 1  # no passage matched: the first passage is shown
 
 
-def test_pagination_and_total(search_api: Api, admin: httpx.Client) -> None:
-    word = f"paginor{secrets.token_hex(3)}"
-    case = new_case(admin)
-    docs = {
-        add_document(search_api, admin, case["id"], f"Exhibit {i}", [f"Exhibit {i} mentions {word} once."]).id
-        for i in range(5)
-    }
-    assert text_hits(search(admin, word, kind="document", limit=100)[0]) == hit_ids(
-        search(admin, word, kind="document", limit=100)[0]
-    ), "no semantic neighbour of this made-up word passes the similarity floor"
-    seen: list[str] = []
-    for page in (1, 2, 3):
-        hits, pagination = search(admin, word, kind="document", limit=2, page=page)
-        assert pagination == {"page": page, "limit": 2, "total": 5, "pages": 3}
-        assert len(hits) == (2 if page < 3 else 1)
-        seen += hit_ids(hits)
-    assert sorted(seen) == sorted(docs)  # every hit once, none twice
-    scores = [h["score"] for h in search(admin, word, kind="document", limit=10)[0]]
-    assert scores == sorted(scores, reverse=True)
-    hits, pagination = search(admin, word, kind="document", limit=2, page=4)
-    assert hits == [] and pagination["total"] == 5
+def test_pagination_and_total(make_server) -> None:
+    # A server of its own: on the shared one, another test's document can be a semantic neighbour
+    # of the made-up word (its embedding is arbitrary) and change the total.
+    search_api = make_server(ai_enabled=False)
+    with search_api.admin() as admin:
+        word = f"paginor{secrets.token_hex(3)}"
+        case = new_case(admin)
+        docs = {
+            add_document(
+                search_api, admin, case["id"], f"Exhibit {i}", [f"Exhibit {i} mentions {word} once."]
+            ).id
+            for i in range(5)
+        }
+        assert text_hits(search(admin, word, kind="document", limit=100)[0]) == hit_ids(
+            search(admin, word, kind="document", limit=100)[0]
+        ), "no semantic neighbour of this made-up word passes the similarity floor"
+        seen: list[str] = []
+        for page in (1, 2, 3):
+            hits, pagination = search(admin, word, kind="document", limit=2, page=page)
+            assert pagination == {"page": page, "limit": 2, "total": 5, "pages": 3}
+            assert len(hits) == (2 if page < 3 else 1)
+            seen += hit_ids(hits)
+        assert sorted(seen) == sorted(docs)  # every hit once, none twice
+        scores = [h["score"] for h in search(admin, word, kind="document", limit=10)[0]]
+        assert scores == sorted(scores, reverse=True)
+        hits, pagination = search(admin, word, kind="document", limit=2, page=4)
+        assert hits == [] and pagination["total"] == 5
 
 
 def test_kind_filter(search_api: Api, admin: httpx.Client) -> None:
