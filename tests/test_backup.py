@@ -25,10 +25,10 @@ import httpx
 import pytest
 from sqlalchemy import text
 
-from casefile.backup import backup_lock
 from casefile.db import make_engine
 from casefile.migrate import alembic_config
 from casefile.settings import Settings
+from casefile.storage import backup_lock
 from casefile.webhooks import verify_signature
 from tests.conftest import (
     BACKENDS,

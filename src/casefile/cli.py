@@ -201,8 +201,9 @@ def backup(output: str, force: bool) -> None:
     emit `system.backup_completed`. Progress goes to stderr, the summary line to stdout."""
     from pathlib import Path
 
-    from casefile.backup import BackupError, record_backup
-    from casefile.backup import backup as write_backup
+    from casefile.backup.archive import BackupError
+    from casefile.backup.create import backup as write_backup
+    from casefile.backup.create import record_backup
 
     settings = _settings()
     target = Path(output)
@@ -241,8 +242,8 @@ def restore(input_: str, force: bool) -> None:
     migrate it to the current schema. The archive is verified completely before anything changes."""
     from pathlib import Path
 
-    from casefile.backup import BackupError
-    from casefile.backup import restore as run_restore
+    from casefile.backup.archive import BackupError
+    from casefile.backup.restore import restore as run_restore
 
     settings = _settings()
     try:

@@ -21,7 +21,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.ai import jobs as ai_jobs
 from casefile.auth.permissions import Principal
-from casefile.backup import content_removal_allowed
 from casefile.cases.models import Case
 from casefile.clock import utcnow
 from casefile.config.service import load as load_config
@@ -35,6 +34,7 @@ from casefile.events import catalogue
 from casefile.events.outbox import emit
 from casefile.listing import ListQuery, ListSpec, fetch_page
 from casefile.runtime import Runtime
+from casefile.storage import content_removal_allowed
 
 
 def _search_documents(session: AsyncSession, words: list[str]) -> ColumnElement[bool]:

@@ -1,0 +1,194 @@
+"""`casefile backup`: snapshot the database, then archive it with its keys and content, all under
+the backup lock, and record `system.backup_completed`."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tarfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from casefile.backup.archive import (
+    KEY_FILES,
+    BackupError,
+    HashingWriter,
+    Report,
+    Throttled,
+    add_file,
+    add_manifest,
+    content_member,
+    file_sha256,
+    fsync_dir,
+    manifest,
+    mb,
+    staging_dir,
+)
+from casefile.backup.snapshot import Snapshot, snapshot_postgres, snapshot_sqlite
+from casefile.clock import format_timestamp, utcnow
+from casefile.settings import Settings
+from casefile.storage import backup_lock
+
+
+@dataclass
+class BackupResult:
+    path: Path
+    size: int
+    sha256: str
+    snapshot: Snapshot
+    started_at: str
+    duration_ms: int
+    warnings: list[str] = field(default_factory=list)
+
+
+def _key_files(settings: Settings) -> dict[str, Path]:
+    return {name: settings.data_dir / name for name in KEY_FILES if (settings.data_dir / name).is_file()}
+
+
+def _keys_from_environment(settings: Settings) -> list[str]:
+    configured = {"CASEFILE_JWT_SECRET": settings.jwt_secret, "CASEFILE_SECRET_KEY": settings.secret_key}
+    return [name for name, value in configured.items() if value is not None]
+
+
+def _open_partial(output: Path) -> tuple[Path, IO[bytes]]:
+    partial = output.with_name(output.name + ".partial")
+    # 0600: the archive holds the keys that sign tokens and decrypt webhook secrets.
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)  # O_CREAT's mode does not apply to a file left by an earlier attempt
+    return partial, os.fdopen(fd, "wb")
+
+
+def write_archive(
+    settings: Settings, output: Path, snapshot: Snapshot, report: Report
+) -> tuple[int, str, list[str]]:
+    """Write manifest, database, keys and content to `output` (atomically: `.partial`, fsync,
+    rename). Returns size, sha256 and warnings."""
+    warnings: list[str] = []
+    content_dir = settings.content_dir
+    members: dict[str, dict[str, Any]] = {}
+    members[snapshot.member] = {"size": snapshot.dump.stat().st_size, "sha256": file_sha256(snapshot.dump)}
+    keys = _key_files(settings)
+    for name, path in keys.items():
+        members[f"keys/{name}"] = {"size": path.stat().st_size, "sha256": file_sha256(path)}
+    keys_from_environment = _keys_from_environment(settings)
+    for variable in keys_from_environment:
+        warnings.append(
+            f"{variable} is set in the environment: the backup does not contain it; "
+            "set the same value where you restore"
+        )
+    missing: list[str] = []
+    for sha256 in sorted(snapshot.content):
+        path = content_dir / content_member(sha256).removeprefix("content/")
+        try:
+            members[content_member(sha256)] = {"size": path.stat().st_size, "sha256": sha256}
+        except FileNotFoundError:
+            missing.append(sha256)
+    if missing:
+        raise BackupError(
+            f"{len(missing)} content file(s) that documents refer to are missing from {content_dir} "
+            f"(first: {missing[0]}): the content store is damaged"
+        )
+    created_at = format_timestamp(utcnow())
+    described = manifest(created_at, snapshot.manifest_fields(), members, keys_from_environment)
+
+    compressed = output.name.endswith((".gz", ".tgz"))
+    partial, raw = _open_partial(output)
+    try:
+        writer = HashingWriter(raw)
+        # Stream mode ("w|"): tarfile only ever calls write() on the hashing writer.
+        with tarfile.open(
+            fileobj=writer, mode="w|gz" if compressed else "w|", format=tarfile.PAX_FORMAT
+        ) as tar:  # type: ignore[call-overload]
+            add_manifest(tar, described)
+            add_file(tar, snapshot.member, snapshot.dump, members[snapshot.member]["sha256"], lambda n: None)
+            for name, path in keys.items():
+                add_file(tar, f"keys/{name}", path, members[f"keys/{name}"]["sha256"], lambda n: None)
+            _add_content(tar, content_dir, snapshot.content, members, report)
+        raw.flush()
+        os.fsync(raw.fileno())
+        raw.close()
+        os.replace(partial, output)
+        fsync_dir(output.parent)
+    except BaseException:
+        raw.close()
+        partial.unlink(missing_ok=True)
+        raise
+    return writer.size, writer.digest.hexdigest(), warnings
+
+
+def _add_content(
+    tar: tarfile.TarFile,
+    content_dir: Path,
+    content: dict[str, int],
+    members: dict[str, dict[str, Any]],
+    report: Report,
+) -> None:
+    total_files = len(content)
+    total_bytes = sum(members[content_member(s)]["size"] for s in content)
+    done_bytes = 0
+    progress = Throttled(report)
+
+    def count(n: int) -> None:
+        nonlocal done_bytes
+        done_bytes += n
+
+    for number, sha256 in enumerate(sorted(content), start=1):
+        name = content_member(sha256)
+        add_file(tar, name, content_dir / name.removeprefix("content/"), sha256, count)
+        progress(
+            f"content: {number}/{total_files} files, {mb(done_bytes)}/{mb(total_bytes)}",
+            force=number == total_files,
+        )
+
+
+def backup(settings: Settings, output: Path, report: Report) -> BackupResult:
+    """Snapshot the database, then archive it with its content and keys, all under the backup lock."""
+    output = output.resolve()
+    if not output.parent.is_dir():
+        raise BackupError(f"{output.parent} is not a directory")
+    started = utcnow()
+    clock = time.monotonic()
+    with (
+        backup_lock(settings.data_dir),
+        staging_dir(output.parent, ".casefile-backup-") as staging,
+    ):
+        dump = staging / ("casefile.sqlite3" if settings.is_sqlite else "casefile.pgdump")
+        if settings.is_sqlite:
+            snapshot = snapshot_sqlite(settings, dump, report)
+        else:
+            snapshot = asyncio.run(snapshot_postgres(settings, dump, report))
+        size, sha256, warnings = write_archive(settings, output, snapshot, report)
+    return BackupResult(
+        path=output,
+        size=size,
+        sha256=sha256,
+        snapshot=snapshot,
+        started_at=format_timestamp(started),
+        duration_ms=int((time.monotonic() - clock) * 1000),
+        warnings=warnings,
+    )
+
+
+async def record_backup(settings: Settings, result: BackupResult) -> None:
+    """Emit `system.backup_completed` (webhooks subscribed to it get it from the delivery worker)."""
+    from casefile.events import catalogue
+    from casefile.events.outbox import emit
+    from casefile.runtime import Runtime
+
+    runtime = Runtime.start(settings)
+    try:
+        async with runtime.db.transaction(write=True) as session:
+            data = catalogue.system_backup_completed(
+                file=str(result.path),
+                size_bytes=result.size,
+                sha256=result.sha256,
+                database=result.snapshot.dialect,
+                documents=result.snapshot.counts["documents"],
+                started_at=result.started_at,
+                duration_ms=result.duration_ms,
+            )
+            await emit(session, "system.backup_completed", data)
+    finally:
+        await runtime.close()
