@@ -1,4 +1,5 @@
-"""Database: engines, the declarative Base, and the one-transaction-per-request session.
+"""Database: engines, the declarative Base, the one-transaction-per-request session, and
+`get_or_404`, the one way to load a row by its key for an endpoint.
 
 SQLite note: every transaction that may write starts with `BEGIN IMMEDIATE`, so that concurrent
 requests queue for the write lock (busy_timeout) instead of failing with SQLITE_BUSY when a read
@@ -12,7 +13,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import DateTime, MetaData, TypeDecorator, event
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -20,8 +21,10 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import DeclarativeBase
+from sqlalchemy.orm.interfaces import ORMOption
 from sqlalchemy.pool import NullPool
 
+from casefile.errors import NotFound
 from casefile.settings import Settings
 
 NAMING_CONVENTION = {
@@ -129,6 +132,20 @@ async def commit_early(session: AsyncSession) -> None:
     """Commit the request's transaction before the handler's slow part (an upload's body, a test
     delivery's HTTP call), so no transaction or connection is held across it."""
     await finish(session, commit=True)
+
+
+ModelT = TypeVar("ModelT", bound=Base)
+
+
+async def get_or_404(
+    session: AsyncSession, model: type[ModelT], key: str, message: str, *options: ORMOption
+) -> ModelT:
+    """The `model` row with primary key `key`, read in `session`'s transaction (with loader
+    `options`, e.g. `selectinload(...)`), or 404 NOT_FOUND with `message`."""
+    row = await session.get(model, key, options=options)
+    if row is None:
+        raise NotFound(message)
+    return row
 
 
 def dialect_name(session: AsyncSession) -> str:

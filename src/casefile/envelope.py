@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from typing import Any, Generic, TypeVar
 
@@ -11,6 +12,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from casefile.clock import format_timestamp, new_id, utcnow
+from casefile.listing import ListQuery, project
 
 REQUEST_ID_HEADER = "X-Request-ID"
 _INCOMING_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
@@ -54,6 +56,19 @@ def paginated(items: list[dict[str, Any]], *, page: int, limit: int, total: int)
         "pages": math.ceil(total / limit) if total else 0,
     }
     return JSONResponse({"success": True, "data": items, "meta": body_meta})
+
+
+RowT = TypeVar("RowT")
+
+
+def listed(
+    page: tuple[Iterable[RowT], int], query: ListQuery, dump: Callable[[RowT], dict[str, Any]]
+) -> JSONResponse:
+    """One page of a list endpoint, from `(rows, total)`: each row dumped, and cut down to the
+    `fields` asked for."""
+    rows, total = page
+    items = [project(dump(row), query.fields) for row in rows]
+    return paginated(items, page=query.page, limit=query.limit, total=total)
 
 
 # Shapes for the OpenAPI document. Handlers build the JSON themselves (so `fields` can trim it)

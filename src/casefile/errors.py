@@ -1,12 +1,15 @@
-"""One exception hierarchy. Each class knows its status and code; `app.py` turns them into bodies.
-
-Authentication and permission failures (401/403) use the spec's authentication error body;
-everything else uses the API error envelope (contract §3).
+"""Every error class of the service. The API's errors know their status and code, and
+`error_handlers.py` turns them into bodies: authentication and permission failures (401/403,
+`AuthError`) use the spec's authentication error body; everything else (`AppError`) uses the API
+error envelope (contract §3). Last, the one error of the webhook receivers' helper.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum, unique
+from functools import partial
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -15,10 +18,36 @@ class ErrorDetail:
     message: str
 
 
+@unique  # two codes with the same status and message would silently be one
+class ErrorCode(Enum):
+    """The codes of the API error envelope (contract §3): the status each answers with, and the
+    message used when the raiser gives none."""
+
+    INTERNAL_ERROR = 500, "An unexpected error occurred"
+    VALIDATION_ERROR = 422, "The request is not valid"
+    NOT_FOUND = 404, "The resource does not exist"
+    CONFLICT = 409, "The request conflicts with the resource's current state"
+    INVALID_STATUS_TRANSITION = 409, "This status change is not allowed"
+    PAYLOAD_TOO_LARGE = 413, "The request body is too large"
+    UNSUPPORTED_MEDIA_TYPE = 415, "The content type is not supported"
+    RANGE_NOT_SATISFIABLE = 416, "The requested range is outside the document"
+    METHOD_NOT_ALLOWED = 405, "The method is not allowed on this resource"
+    RATE_LIMITED = 429, "Too many requests"
+    SSO_PROVIDER_UNAVAILABLE = 503, "The single sign-on provider cannot be reached; try again later"
+
+
 class AppError(Exception):
-    status_code = 500
-    code = "INTERNAL_ERROR"
-    default_message = "An unexpected error occurred"
+    """An error answered with the API error envelope. A subclass names its code in its bases:
+    `class NotFound(AppError, code=ErrorCode.NOT_FOUND)`."""
+
+    status_code, message = ErrorCode.INTERNAL_ERROR.value
+    code = ErrorCode.INTERNAL_ERROR.name
+
+    def __init_subclass__(cls, *, code: ErrorCode | None = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if code is not None:
+            cls.status_code, cls.message = code.value
+            cls.code = code.name
 
     def __init__(
         self,
@@ -27,71 +56,54 @@ class AppError(Exception):
         details: list[ErrorDetail] | None = None,
         headers: dict[str, str] | None = None,
     ) -> None:
-        self.message = message or self.default_message
+        if message:
+            self.message = message
         self.details = details
         self.headers = headers or {}
         super().__init__(self.message)
 
 
-class ValidationFailed(AppError):
-    status_code = 422
-    code = "VALIDATION_ERROR"
-    default_message = "The request is not valid"
-
+class ValidationFailed(AppError, code=ErrorCode.VALIDATION_ERROR):
     @classmethod
     def on(cls, field: str, message: str) -> ValidationFailed:
         return cls(details=[ErrorDetail(field, message)])
 
 
-class NotFound(AppError):
-    status_code = 404
-    code = "NOT_FOUND"
-    default_message = "The resource does not exist"
+class NotFound(AppError, code=ErrorCode.NOT_FOUND): ...
 
 
-class Conflict(AppError):
-    status_code = 409
-    code = "CONFLICT"
-    default_message = "The request conflicts with the resource's current state"
+class Conflict(AppError, code=ErrorCode.CONFLICT): ...
 
 
-class InvalidStatusTransition(AppError):
-    status_code = 409
-    code = "INVALID_STATUS_TRANSITION"
-    default_message = "This status change is not allowed"
+class InvalidStatusTransition(AppError, code=ErrorCode.INVALID_STATUS_TRANSITION): ...
 
 
-class PayloadTooLarge(AppError):
-    status_code = 413
-    code = "PAYLOAD_TOO_LARGE"
-    default_message = "The request body is too large"
+class PayloadTooLarge(AppError, code=ErrorCode.PAYLOAD_TOO_LARGE): ...
 
 
-class UnsupportedMediaType(AppError):
-    status_code = 415
-    code = "UNSUPPORTED_MEDIA_TYPE"
-    default_message = "The content type is not supported"
+class UnsupportedMediaType(AppError, code=ErrorCode.UNSUPPORTED_MEDIA_TYPE): ...
 
 
-class MethodNotAllowed(AppError):
-    status_code = 405
-    code = "METHOD_NOT_ALLOWED"
-    default_message = "The method is not allowed on this resource"
+class RangeNotSatisfiable(AppError, code=ErrorCode.RANGE_NOT_SATISFIABLE): ...
 
 
-class RateLimited(AppError):
-    status_code = 429
-    code = "RATE_LIMITED"
-    default_message = "Too many requests"
+class MethodNotAllowed(AppError, code=ErrorCode.METHOD_NOT_ALLOWED): ...
 
 
-class ProviderUnavailable(AppError):
+class RateLimited(AppError, code=ErrorCode.RATE_LIMITED): ...
+
+
+class SsoNotConfigured(NotFound):
+    message = "Single sign-on is not configured on this server"
+
+
+class ProviderUnavailable(AppError, code=ErrorCode.SSO_PROVIDER_UNAVAILABLE):
     """The provider did not answer, or answered with something unusable: nothing the caller did
     wrong, so not a 401; try again later."""
 
-    status_code = 503
-    code = "SSO_PROVIDER_UNAVAILABLE"
-    default_message = "The single sign-on provider cannot be reached; try again later"
+
+def provider_answered(what: str, status: int) -> ProviderUnavailable:
+    return ProviderUnavailable(f"The single sign-on provider's {what} answered HTTP {status}")
 
 
 class AuthError(Exception):
@@ -107,48 +119,39 @@ class AuthError(Exception):
 
 
 class Unauthorized(AuthError):
-    status_code = 401
-    error = "unauthorized"
+    status_code, error = 401, "unauthorized"
 
 
 class Forbidden(AuthError):
-    status_code = 403
-    error = "forbidden"
+    status_code, error = 403, "forbidden"
 
 
-# The catalogue of authentication errors (contract §3), so the codes live in one place.
-def invalid_token() -> Unauthorized:
-    return Unauthorized("AUTH_001", "The access token is invalid, expired or revoked")
-
-
-def no_credentials() -> Unauthorized:
-    return Unauthorized("AUTH_002", "Authentication is required")
-
-
-def invalid_api_key() -> Unauthorized:
-    return Unauthorized("AUTH_003", "The API key is unknown, revoked or expired")
-
-
-def bad_login() -> Unauthorized:
-    return Unauthorized("AUTH_004", "Wrong email or password")
-
-
-def invalid_refresh_token() -> Unauthorized:
-    return Unauthorized("AUTH_005", "The refresh token is invalid, expired, reused or revoked")
-
-
-def user_disabled() -> Unauthorized:
-    return Unauthorized("AUTH_006", "The user is disabled")
+# The catalogue of authentication errors (contract §3), so the codes live in one place. Each is
+# called to make a fresh exception: `raise invalid_token()`.
+invalid_token = partial(Unauthorized, "AUTH_001", "The access token is invalid, expired or revoked")
+no_credentials = partial(Unauthorized, "AUTH_002", "Authentication is required")
+invalid_api_key = partial(Unauthorized, "AUTH_003", "The API key is unknown, revoked or expired")
+bad_login = partial(Unauthorized, "AUTH_004", "Wrong email or password")
+invalid_refresh_token = partial(
+    Unauthorized, "AUTH_005", "The refresh token is invalid, expired, reused or revoked"
+)
+user_disabled = partial(Unauthorized, "AUTH_006", "The user is disabled")
+user_token_required = partial(
+    Forbidden, "AUTH_010", "This endpoint needs a user's access token, not an API key"
+)
+admin_required = partial(Forbidden, "AUTH_011", "This endpoint needs an administrator's access token")
+https_required = partial(Forbidden, "AUTH_020", "This server accepts HTTPS only; use https://")
 
 
 def permission_missing(permission: str) -> Forbidden:
     return Forbidden("AUTH_010", f"This request needs the permission {permission}")
 
 
-def admin_required() -> Forbidden:
-    return Forbidden("AUTH_011", "This endpoint needs an administrator's access token")
-
-
 def sso_failed(reason: str) -> Unauthorized:
     """The sign-in through the provider failed (state, provider error, code exchange, ID token)."""
     return Unauthorized("AUTH_007", f"Single sign-on failed: {reason}")
+
+
+class SignatureError(ValueError):
+    """For webhook receivers (`casefile.webhooks.verify_signature`): the delivery is not authentic
+    (or too old): answer it with 400 and do not act on it."""

@@ -84,6 +84,19 @@ def parse_fields(value: str | None, allowed: frozenset[str]) -> list[str] | None
     return list(dict.fromkeys(names))
 
 
+FieldsParam = Annotated[str | None, Query(description="Comma-separated names of the fields to return")]
+
+
+def fields_query(allowed: frozenset[str]) -> Callable[..., list[str] | None]:
+    """The dependency that parses `fields` for a single item: a 422 at once, so before any
+    dependency listed after it (such as the item's lookup) runs."""
+
+    def dependency(fields: FieldsParam = None) -> list[str] | None:
+        return parse_fields(fields, allowed)
+
+    return dependency
+
+
 def project(item: dict[str, Any], fields: list[str] | None) -> dict[str, Any]:
     return item if fields is None else {name: item[name] for name in fields}
 
@@ -139,9 +152,7 @@ def list_query(spec: ListSpec) -> Callable[..., ListQuery]:
         ),
         _param("sort", str | None, Query(description=f"Sort field: {sort_names}"), None),
         _param("order", str, Query(description="asc or desc"), "desc"),
-        _param(
-            "fields", str | None, Query(description="Comma-separated names of the fields to return"), None
-        ),
+        inspect.Parameter("fields", inspect.Parameter.KEYWORD_ONLY, annotation=FieldsParam, default=None),
         _param(
             "search",
             str | None,

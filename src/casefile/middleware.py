@@ -1,4 +1,5 @@
-"""Pure ASGI middleware: request ids, transport security and the JSON body limit.
+"""Pure ASGI middleware: request ids, transport security and the JSON body limit, and what every
+middleware of ours shares (`HttpMiddleware`, `with_headers`; the rate-limit headers use them too).
 
 Pure ASGI (not BaseHTTPMiddleware) so that streaming bodies stay streaming and contextvars set
 here reach the handlers.
@@ -7,13 +8,14 @@ here reach the handlers.
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Callable, Mapping
 
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from casefile.envelope import REQUEST_ID_HEADER, accept_or_make_request_id, request_id_var
 from casefile.error_handlers import app_error_response, auth_error_response
-from casefile.errors import AppError, Forbidden, PayloadTooLarge, UnsupportedMediaType
+from casefile.errors import AppError, PayloadTooLarge, UnsupportedMediaType, https_required
 
 # Bodies of these types are streamed by their endpoints, which enforce their own limits.
 STREAMED_CONTENT_TYPES = ("multipart/form-data",)
@@ -22,32 +24,49 @@ STREAMED_CONTENT_TYPES = ("multipart/form-data",)
 ACCEPTED_CONTENT_TYPES = ("application/json", "application/x-www-form-urlencoded")
 
 
-class RequestIdMiddleware:
-    """Give every request an id (or accept the caller's) and put it on every response."""
+class HttpMiddleware:
+    """Middleware that acts on HTTP requests (`handle`); anything else (lifespan) passes through."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] == "http":
+            await self.handle(scope, receive, send)
+        else:
             await self.app(scope, receive, send)
-            return
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raise NotImplementedError
+
+
+def with_headers(send: Send, headers: Callable[[], Mapping[str, str]]) -> Send:
+    """`send`, setting `headers()` on the response as it starts (so they are computed then)."""
+
+    async def send_with_headers(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            response_headers = MutableHeaders(scope=message)
+            for name, value in headers().items():
+                response_headers[name] = value
+        await send(message)
+
+    return send_with_headers
+
+
+class RequestIdMiddleware(HttpMiddleware):
+    """Give every request an id (or accept the caller's) and put it on every response."""
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         request_id = accept_or_make_request_id(Headers(scope=scope).get(REQUEST_ID_HEADER))
         scope.setdefault("state", {})["request_id"] = request_id
         token = request_id_var.set(request_id)
-
-        async def send_with_id(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                MutableHeaders(scope=message)[REQUEST_ID_HEADER] = request_id
-            await send(message)
-
         try:
-            await self.app(scope, receive, send_with_id)
+            await self.app(scope, receive, with_headers(send, lambda: {REQUEST_ID_HEADER: request_id}))
         finally:
             request_id_var.reset(token)
 
 
-class BodyLimitMiddleware:
+class BodyLimitMiddleware(HttpMiddleware):
     """Refuse JSON bodies over the limit (413) and bodies of a type no endpoint takes (415).
 
     The body is read here, up to the limit, and replayed to the application, so an oversized or
@@ -55,11 +74,11 @@ class BodyLimitMiddleware:
     """
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
-        self.app = app
+        super().__init__(app)
         self.max_bytes = max_bytes
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS", "DELETE"):
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] in ("GET", "HEAD", "OPTIONS", "DELETE"):
             await self.app(scope, receive, send)
             return
         headers = Headers(scope=scope)
@@ -108,7 +127,7 @@ class BodyLimitMiddleware:
 HSTS_VALUE = "max-age=31536000; includeSubDomains"
 
 
-class TransportSecurityMiddleware:
+class TransportSecurityMiddleware(HttpMiddleware):
     """HTTPS rules (contract §11): answers given over HTTPS carry HSTS; with `require_https`,
     plain-HTTP requests are refused with AUTH_020 before any body is read, except from loopback
     (health checks, a local proxy) and for `/healthz`.
@@ -118,25 +137,17 @@ class TransportSecurityMiddleware:
     """
 
     def __init__(self, app: ASGIApp, require_https: bool) -> None:
-        self.app = app
+        super().__init__(app)
         self.require_https = require_https
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope.get("scheme") == "https":
-
-            async def send_with_hsts(message: Message) -> None:
-                if message["type"] == "http.response.start":
-                    MutableHeaders(scope=message)["Strict-Transport-Security"] = HSTS_VALUE
-                await send(message)
-
-            await self.app(scope, receive, send_with_hsts)
+            await self.app(
+                scope, receive, with_headers(send, lambda: {"Strict-Transport-Security": HSTS_VALUE})
+            )
             return
         if self.require_https and scope["path"] != "/healthz" and not _from_loopback(scope):
-            refusal = Forbidden("AUTH_020", "This server accepts HTTPS only; use https://")
-            await auth_error_response(refusal)(scope, receive, send)
+            await auth_error_response(https_required())(scope, receive, send)
             return
         await self.app(scope, receive, send)
 

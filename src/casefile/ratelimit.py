@@ -27,10 +27,10 @@ from limits import RateLimitItem, parse
 from limits.aio.storage import MemoryStorage, RedisStorage, Storage
 from limits.aio.strategies import MovingWindowRateLimiter
 from redis.asyncio import Redis
-from starlette.datastructures import MutableHeaders
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from casefile.errors import RateLimited
+from casefile.middleware import HttpMiddleware, with_headers
 from casefile.settings import Settings
 
 SCOPE_KEY = "rate_limit"
@@ -114,24 +114,12 @@ def is_admin_path(path: str) -> bool:
     return any(path == prefix or path.startswith(prefix + "/") for prefix in ("/api/v1/admin", "/api/admin"))
 
 
-class RateLimitHeadersMiddleware:
+class RateLimitHeadersMiddleware(HttpMiddleware):
     """Put the rate-limit headers on every response of a request that was counted."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        def headers() -> dict[str, str]:
+            verdict: Verdict | None = scope.get("state", {}).get(SCOPE_KEY)
+            return {} if verdict is None else verdict.headers(time.time())
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                verdict: Verdict | None = scope.get("state", {}).get(SCOPE_KEY)
-                if verdict is not None:
-                    headers = MutableHeaders(scope=message)
-                    for name, value in verdict.headers(time.time()).items():
-                        headers[name] = value
-            await send(message)
-
-        await self.app(scope, receive, send_with_headers)
+        await self.app(scope, receive, with_headers(send, headers))

@@ -10,7 +10,7 @@ from casefile.auth.permissions import Principal
 from casefile.cases.models import Case
 from casefile.config.service import load as load_config
 from casefile.documents.models import Document
-from casefile.errors import Conflict, NotFound
+from casefile.errors import Conflict
 from casefile.runtime import Runtime
 
 
@@ -20,11 +20,8 @@ async def _require_ai_enabled(session: AsyncSession, runtime: Runtime) -> None:
 
 
 async def process_document(
-    session: AsyncSession, runtime: Runtime, actor: Principal, document_id: str
+    session: AsyncSession, runtime: Runtime, actor: Principal, document: Document
 ) -> AiJob:
-    document = await session.get(Document, document_id)
-    if document is None:
-        raise NotFound("Document not found")
     await _require_ai_enabled(session, runtime)
     job = await jobs.enqueue(
         session,
@@ -39,12 +36,10 @@ async def process_document(
     return job
 
 
-async def summarize_case(session: AsyncSession, runtime: Runtime, actor: Principal, case_id: str) -> AiJob:
-    if await session.get(Case, case_id) is None:
-        raise NotFound("Case not found")
+async def summarize_case(session: AsyncSession, runtime: Runtime, actor: Principal, case: Case) -> AiJob:
     await _require_ai_enabled(session, runtime)
-    if not await jobs.has_processed_documents(session, case_id):
+    if not await jobs.has_processed_documents(session, case.id):
         raise Conflict("The case has no processed documents to summarize yet")
     return await jobs.enqueue(
-        session, runtime, kind="case", case_id=case_id, document_id=None, requested_by=actor.actor_id
+        session, runtime, kind="case", case_id=case.id, document_id=None, requested_by=actor.actor_id
     )

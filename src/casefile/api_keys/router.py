@@ -7,8 +7,9 @@ from fastapi.responses import JSONResponse
 
 from casefile import envelope
 from casefile.api_keys import service
+from casefile.api_keys.dependencies import ApiKeyInPath
 from casefile.api_keys.schemas import ApiKeyCreate, ApiKeyCreated, ApiKeyOut
-from casefile.auth.dependencies import AdminUser, SessionDep
+from casefile.auth.dependencies import AdminPrincipal, SessionDep
 from casefile.envelope import DeletedOut, Envelope, PageEnvelope
 from casefile.listing import ListQuery, list_query
 
@@ -19,7 +20,7 @@ ApiKeyListQuery = Annotated[ListQuery, Depends(list_query(service.API_KEY_LIST))
 
 
 @router.post("", response_model=Envelope[ApiKeyCreated], status_code=201)
-async def create_api_key(body: ApiKeyCreate, admin: AdminUser, session: SessionDep) -> JSONResponse:
+async def create_api_key(body: ApiKeyCreate, admin: AdminPrincipal, session: SessionDep) -> JSONResponse:
     """Create a key. The `key` is in this answer only; it is stored hashed."""
     api_key, key = await service.create_api_key(session, admin, body)
     return envelope.created({**ApiKeyOut.dump(api_key), "key": key})
@@ -34,12 +35,12 @@ async def list_api_keys(session: SessionDep, query: ApiKeyListQuery) -> JSONResp
 
 
 @router.get("/{key_id}", response_model=Envelope[ApiKeyOut])
-async def get_api_key(key_id: str, session: SessionDep) -> JSONResponse:
-    return envelope.ok(ApiKeyOut.dump(await service.get_api_key(session, key_id)))
+async def get_api_key(api_key: ApiKeyInPath) -> JSONResponse:
+    return envelope.ok(ApiKeyOut.dump(api_key))
 
 
 @router.delete("/{key_id}", response_model=Envelope[DeletedOut])
-async def revoke_api_key(key_id: str, session: SessionDep) -> JSONResponse:
+async def revoke_api_key(api_key: ApiKeyInPath, session: SessionDep) -> JSONResponse:
     """Revoke the key at once."""
-    await service.revoke_api_key(session, key_id)
-    return envelope.deleted(key_id)
+    await service.revoke_api_key(session, api_key)
+    return envelope.deleted(api_key.id)

@@ -1,21 +1,18 @@
-"""API keys: `cf_<prefix>_<secret>`, shown once, stored as a SHA-256 hash (the key carries 256
-random bits, so a slow password hash would add nothing but latency to every request)."""
+"""API keys: creation (the key is shown once; its format is in `tokens.py`), lookups, listing and
+revocation."""
 
 from __future__ import annotations
 
-import secrets
-
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile.api_keys import tokens
 from casefile.api_keys.models import ApiKey
 from casefile.api_keys.schemas import ApiKeyCreate, ApiKeyOut
 from casefile.auth.permissions import Principal
-from casefile.auth.service import API_KEY_SCHEME, hash_token
 from casefile.clock import utcnow
-from casefile.errors import NotFound, ValidationFailed
+from casefile.db import get_or_404
+from casefile.errors import ValidationFailed
 from casefile.listing import ListQuery, ListSpec, fetch_page
-
-_PREFIX_ALPHABET = "abcdefghijklmnopqrstuvwxyz234567"
 
 API_KEY_LIST = ListSpec(
     model=ApiKey,
@@ -30,12 +27,11 @@ async def create_api_key(session: AsyncSession, actor: Principal, body: ApiKeyCr
     """Returns the stored key and the secret key string, which is never available again."""
     if body.expires_at is not None and body.expires_at <= utcnow():
         raise ValidationFailed.on("expires_at", "Expiry must be in the future")
-    prefix = "".join(secrets.choice(_PREFIX_ALPHABET) for _ in range(12))
-    key = f"{API_KEY_SCHEME}_{prefix}_{secrets.token_urlsafe(32)}"
+    prefix, key = tokens.new_key()
     api_key = ApiKey(
         name=body.name,
         prefix=prefix,
-        key_hash=hash_token(key),
+        key_hash=tokens.key_hash(key),
         permissions=body.permissions,
         expires_at=body.expires_at,
         created_by=actor.id,
@@ -46,19 +42,15 @@ async def create_api_key(session: AsyncSession, actor: Principal, body: ApiKeyCr
 
 
 async def get_api_key(session: AsyncSession, key_id: str) -> ApiKey:
-    api_key = await session.get(ApiKey, key_id)
-    if api_key is None:
-        raise NotFound("API key not found")
-    return api_key
+    return await get_or_404(session, ApiKey, key_id, "API key not found")
 
 
 async def list_api_keys(session: AsyncSession, query: ListQuery) -> tuple[list[ApiKey], int]:
     return await fetch_page(session, API_KEY_LIST, query)
 
 
-async def revoke_api_key(session: AsyncSession, key_id: str) -> None:
+async def revoke_api_key(session: AsyncSession, api_key: ApiKey) -> None:
     """Revoked at once; the row stays (with `revoked_at`) so operators can see what existed."""
-    api_key = await get_api_key(session, key_id)
     if api_key.revoked_at is None:
         api_key.revoked_at = utcnow()
         await session.flush()

@@ -1,21 +1,38 @@
 """Request-scoped dependencies: the session (one transaction per request) and the caller.
 
-Each router names what its endpoints need with `Require("<action>:<resource>")`, e.g.
-`CasesRead = Annotated[Principal, Depends(Require("read:cases"))]`.
+The caller is a `…Principal`: `CurrentPrincipal` (anyone authenticated), `UserPrincipal` (a user's
+access token, not an API key), `AdminPrincipal` (an administrator's access token). Each domain
+declares, once, in its `dependencies.py`, the permissions its endpoints need (e.g. `CasesRead =
+Annotated[Principal, Depends(Require(Permission.READ_CASES))]`) and the rows its paths name
+(`CaseInPath = Annotated[Case, Depends(in_path(get_case, "case_id"))]`: the case of `{case_id}`,
+or 404). How a row is found, and what its 404 says, is the domain's lookup (`get_case`), built on
+`db.get_or_404`.
+
+FastAPI resolves dependencies in the order of the handler's parameters: a handler lists the
+permission before the row in its path, so that a caller without the permission gets 401/403 and
+does not learn whether the row exists. A handler that validates a body or a query string loads its
+row in its body instead (`await get_case(session, case_id)`): FastAPI validates those after every
+dependency has run, and a bad request must stay a 422 whatever the id.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from typing import Annotated
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Annotated, TypeVar
 
 from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from casefile.auth.permissions import Principal
+from casefile.auth.permissions import Permission, Principal
 from casefile.auth.service import authenticate_api_key, authenticate_bearer
-from casefile.db import finish
-from casefile.errors import Forbidden, admin_required, invalid_token, no_credentials, permission_missing
+from casefile.errors import (
+    admin_required,
+    invalid_token,
+    no_credentials,
+    permission_missing,
+    user_token_required,
+)
 from casefile.ratelimit import Bucket, enforce, is_admin_path
 from casefile.runtime import Runtime
 
@@ -33,14 +50,9 @@ RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 async def get_session(request: Request, runtime: RuntimeDep) -> AsyncIterator[AsyncSession]:
     """The request's one transaction: committed when the handler returns, rolled back if it raises."""
     write = request.method not in SAFE_METHODS and not _streams_its_body(request)
-    async with runtime.db.session(write=write) as session:
+    async with runtime.db.transaction(write=write) as session:
         session.info["write"] = write
-        try:
-            yield session
-        except BaseException:
-            await finish(session, commit=False)
-            raise
-        await finish(session, commit=True)
+        yield session
 
 
 def _streams_its_body(request: Request) -> bool:
@@ -97,7 +109,7 @@ CurrentPrincipal = Annotated[Principal, Depends(get_principal)]
 class Require:
     """Dependency: the caller must hold `permission`."""
 
-    def __init__(self, permission: str) -> None:
+    def __init__(self, permission: Permission) -> None:
         self.permission = permission
 
     async def __call__(self, principal: CurrentPrincipal) -> Principal:
@@ -108,7 +120,7 @@ class Require:
 
 async def require_user(principal: CurrentPrincipal) -> Principal:
     if principal.kind != "user":
-        raise Forbidden("AUTH_010", "This endpoint needs a user's access token, not an API key")
+        raise user_token_required()
     return principal
 
 
@@ -118,5 +130,26 @@ async def require_admin(principal: CurrentPrincipal) -> Principal:
     return principal
 
 
-CurrentUser = Annotated[Principal, Depends(require_user)]
-AdminUser = Annotated[Principal, Depends(require_admin)]
+UserPrincipal = Annotated[Principal, Depends(require_user)]
+AdminPrincipal = Annotated[Principal, Depends(require_admin)]
+
+RowT = TypeVar("RowT")
+
+
+def in_path(
+    lookup: Callable[[AsyncSession, str], Awaitable[RowT]], param: str
+) -> Callable[..., Awaitable[RowT]]:
+    """Dependency: the row the path parameter `param` names, found by the domain's `lookup` in the
+    request's transaction (or 404), e.g. `Depends(in_path(get_case, "case_id"))`."""
+
+    async def dependency(session: AsyncSession, **path: str) -> RowT:
+        return await lookup(session, path[param])
+
+    # FastAPI reads the parameters from the signature: the session, and the path parameter by name.
+    dependency.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [
+            inspect.Parameter("session", inspect.Parameter.KEYWORD_ONLY, annotation=SessionDep),
+            inspect.Parameter(param, inspect.Parameter.KEYWORD_ONLY, annotation=str),
+        ]
+    )
+    return dependency

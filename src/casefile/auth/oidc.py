@@ -22,22 +22,17 @@ from typing import Any, Generic, TypeVar
 from urllib.parse import quote, urlencode
 
 import httpx
-from joserfc import jws, jwt
+from joserfc import jwt
 from joserfc.errors import JoseError
-from joserfc.jwk import JWKRegistry, Key
+from joserfc.jwk import Key
 from joserfc.jws import JWSRegistry
 
-from casefile.errors import NotFound, ProviderUnavailable, invalid_token, sso_failed
+from casefile.auth.oidc_tokens import ASYMMETRIC_ALGORITHMS, pick_key, public_keys, unverified, verified_email
+from casefile.errors import ProviderUnavailable, invalid_token, provider_answered, sso_failed
 from casefile.settings import Settings
 
 log = logging.getLogger(__name__)
 
-# Only signatures made with a private key. `none` and the HMAC family are refused whatever the
-# token or the key set says: an HS256 token "signed" with a public key or with the client secret
-# must never pass.
-ASYMMETRIC_ALGORITHMS = frozenset(
-    {"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA", "Ed25519"}
-)
 # Key sets and discovery are fetched at most this often, whatever the reason (cache expiry, an
 # unknown `kid` after a key rotation): tokens with made-up key ids cannot make us hammer the
 # provider, and a rotation is picked up within this time.
@@ -51,14 +46,6 @@ FLOW_COOKIE = "casefile_oidc_flow"
 USERINFO_CACHE_SECONDS = 60.0
 USERINFO_CACHE_SIZE = 1000
 HTTP_TIMEOUT = httpx.Timeout(10.0, connect=5.0)
-
-
-class SsoNotConfigured(NotFound):
-    default_message = "Single sign-on is not configured on this server"
-
-
-def _answered(what: str, status: int) -> ProviderUnavailable:
-    return ProviderUnavailable(f"The single sign-on provider's {what} answered HTTP {status}")
 
 
 @dataclass(frozen=True)
@@ -150,63 +137,12 @@ def _s256(verifier: str) -> str:
     return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
 
 
-def _unverified(token: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
-    """Header and claims of a compact JWS, before any check; None if it is not one."""
-    try:
-        obj = jws.extract_compact(token.encode("ascii"))
-        claims = json.loads(obj.payload or b"")
-    except (JoseError, ValueError, UnicodeError):
-        return None
-    if not isinstance(claims, dict):
-        return None
-    return dict(obj.headers()), claims
-
-
-def _public_keys(document: Any) -> list[Key]:
-    """The usable signature keys of a JWK set. Symmetric keys and keys for encryption are left
-    out, as are keys this library cannot read (the others still work)."""
-    keys: list[Key] = []
-    for entry in document.get("keys", []) if isinstance(document, dict) else []:
-        if not isinstance(entry, dict) or entry.get("use", "sig") != "sig":
-            continue
-        kty = entry.get("kty")
-        if kty not in ("RSA", "EC", "OKP"):
-            continue
-        public = {k: v for k, v in entry.items() if k not in ("d", "p", "q", "dp", "dq", "qi", "oth")}
-        try:
-            keys.append(JWKRegistry.import_key(public, kty))
-        except (JoseError, ValueError, TypeError):
-            log.warning("single sign-on: skipping a key of the provider's JWK set that cannot be read")
-    return keys
-
-
-def _pick_key(keys: list[Key], kid: str | None, alg: str) -> Key | None:
-    """The key that signed the token: by `kid` (or the only key when the token names none),
-    and only if the key does not declare a different algorithm."""
-    candidates = [k for k in keys if k.kid == kid] if kid is not None else keys
-    candidates = [k for k in candidates if k.alg in (None, alg)]
-    if kid is None and len(candidates) != 1:
-        return None
-    return candidates[0] if candidates else None
-
-
 def provider_error(value: object) -> str | None:
     """An OAuth error code as the provider sent it, if it looks like one (RFC 6749 §4.1.2.1 allows
     printable ASCII without quote and backslash; we keep less), for repeating in our answer."""
     if not isinstance(value, str) or not value or len(value) > 64:
         return None
     return value if all(c.isascii() and (c.isalnum() or c in "_.-") for c in value) else None
-
-
-def _email_of(claims: dict[str, Any]) -> str | None:
-    email = claims.get("email")
-    if not isinstance(email, str) or "@" not in email or len(email) > 320:
-        return None
-    # An address the provider says it has not verified would let anyone who registers it at the
-    # provider take over the Casefile account that has it (an administrator's, say).
-    if claims.get("email_verified") in (False, "false"):
-        return None
-    return email.strip()
 
 
 class OidcClient:
@@ -252,7 +188,7 @@ class OidcClient:
             raise ProviderUnavailable() from exc
         if response.status_code != 200:
             log.warning("single sign-on: %s at %s answered %s", what, url, response.status_code)
-            raise _answered(what, response.status_code)
+            raise provider_answered(what, response.status_code)
         try:
             return response.json()
         except ValueError as exc:
@@ -289,12 +225,12 @@ class OidcClient:
         metadata = await self.metadata()
 
         async def fetch() -> list[Key]:
-            return _public_keys(await self._get_json(metadata.jwks_uri, "key set (JWKS)"))
+            return public_keys(await self._get_json(metadata.jwks_uri, "key set (JWKS)"))
 
-        key = _pick_key(await self._jwks.get(fetch, max_age=self._cache_seconds), kid, alg)
+        key = pick_key(await self._jwks.get(fetch, max_age=self._cache_seconds), kid, alg)
         if key is None:
             # Perhaps the provider rotated its keys since we fetched them: look again (throttled).
-            key = _pick_key(await self._jwks.get(fetch, max_age=self._cache_seconds, force=True), kid, alg)
+            key = pick_key(await self._jwks.get(fetch, max_age=self._cache_seconds, force=True), kid, alg)
         return key
 
     # --- tokens ----------------------------------------------------------------------------------
@@ -302,13 +238,13 @@ class OidcClient:
     def may_have_issued(self, token: str) -> bool:
         """Whether the token claims to come from the provider (nothing checked yet). Tokens that
         do not are refused without asking the provider anything."""
-        parts = _unverified(token)
+        parts = unverified(token)
         return parts is not None and str(parts[1].get("iss", "")).rstrip("/") == self.issuer.rstrip("/")
 
     async def _verify(self, token: str, audience: str) -> dict[str, Any] | None:
         """The claims of a JWT signed by one of the provider's keys, issued by it for `audience`
         and current; None otherwise."""
-        parts = _unverified(token)
+        parts = unverified(token)
         if parts is None:
             return None
         header, _ = parts
@@ -341,7 +277,7 @@ class OidcClient:
         claims = await self._verify(token, self.audience)
         if claims is None:
             raise invalid_token()
-        email = _email_of(claims) if "email" in claims else await self._userinfo_email(token, claims)
+        email = verified_email(claims) if "email" in claims else await self._userinfo_email(token, claims)
         if email is None:
             raise invalid_token()
         return Identity(
@@ -370,7 +306,7 @@ class OidcClient:
             self._userinfo[cache_key] = cached
         info = cached[1]
         # OpenID Connect Core §5.3.2: the answer is about the token's subject, or it is ignored.
-        return _email_of(info) if info.get("sub") == claims.get("sub") else None
+        return verified_email(info) if info.get("sub") == claims.get("sub") else None
 
     async def _fetch_userinfo(self, url: str, access_token: str) -> dict[str, Any]:
         try:
@@ -383,7 +319,7 @@ class OidcClient:
         if response.status_code in (401, 403):
             return {}  # the provider does not accept this token there: no email from it
         if response.status_code != 200:
-            raise _answered("userinfo", response.status_code)
+            raise provider_answered("userinfo", response.status_code)
         try:
             info = response.json()
         except ValueError as exc:
@@ -442,7 +378,7 @@ class OidcClient:
             log.warning("single sign-on: token request to %s failed: %r", metadata.token_endpoint, exc)
             raise ProviderUnavailable() from exc
         if response.status_code >= 500:
-            raise _answered("token endpoint", response.status_code)
+            raise provider_answered("token endpoint", response.status_code)
         try:
             answer = response.json()
         except ValueError:
@@ -464,7 +400,7 @@ class OidcClient:
         audiences = claims["aud"] if isinstance(claims["aud"], list) else [claims["aud"]]
         if len(audiences) > 1 and claims.get("azp") != self.client_id:
             raise sso_failed("the ID token was issued to another client")
-        email = _email_of(claims) if "email" in claims else None
+        email = verified_email(claims) if "email" in claims else None
         access_token = answer.get("access_token")
         if email is None and "email" not in claims and isinstance(access_token, str):
             email = await self._userinfo_email(access_token, claims)

@@ -3,25 +3,52 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Literal
 
-ACTIONS = ("read", "write", "delete")
-RESOURCES = ("cases", "documents", "users", "webhooks", "config", "api_keys")
+
+class Permission(StrEnum):
+    """What an endpoint can require. A held permission may also be a wildcard pattern (`*:*`,
+    `read:*`, `*:cases`), so what a principal holds stays a set of strings."""
+
+    READ_CASES = "read:cases"
+    WRITE_CASES = "write:cases"
+    DELETE_CASES = "delete:cases"
+    READ_DOCUMENTS = "read:documents"
+    WRITE_DOCUMENTS = "write:documents"
+    DELETE_DOCUMENTS = "delete:documents"
+    READ_USERS = "read:users"
+    WRITE_USERS = "write:users"
+    DELETE_USERS = "delete:users"
+    READ_WEBHOOKS = "read:webhooks"
+    WRITE_WEBHOOKS = "write:webhooks"
+    DELETE_WEBHOOKS = "delete:webhooks"
+    READ_CONFIG = "read:config"
+    WRITE_CONFIG = "write:config"
+    DELETE_CONFIG = "delete:config"
+    READ_API_KEYS = "read:api_keys"
+    WRITE_API_KEYS = "write:api_keys"
+    DELETE_API_KEYS = "delete:api_keys"
+
+
+ACTIONS = tuple(dict.fromkeys(p.partition(":")[0] for p in Permission))
+RESOURCES = tuple(dict.fromkeys(p.partition(":")[2] for p in Permission))
 
 ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
     "admin": frozenset({"*:*"}),
     "attorney": frozenset({f"{a}:{r}" for a in ACTIONS for r in ("cases", "documents")}),
     "paralegal": frozenset({f"{a}:{r}" for a in ACTIONS for r in ("cases", "documents")}),
-    "viewer": frozenset({"read:cases", "read:documents"}),
+    "viewer": frozenset({Permission.READ_CASES, Permission.READ_DOCUMENTS}),
 }
 
 
 def is_valid_permission(permission: str) -> bool:
+    """Whether an API key may hold `permission`: a permission, or a pattern with `*` for either part."""
     action, sep, resource = permission.partition(":")
     return bool(sep) and action in (*ACTIONS, "*") and resource in (*RESOURCES, "*")
 
 
-def grants(held: frozenset[str], needed: str) -> bool:
+def grants(held: frozenset[str], needed: Permission) -> bool:
     """Whether any held permission covers `needed`. `*` stands for any action or resource;
     `write` does not imply `read`."""
     action, _, resource = needed.partition(":")
@@ -51,5 +78,5 @@ class Principal:
         """Recorded as `created_by`, `uploaded_by`, …: the user's id, or the API key's id."""
         return self.id
 
-    def can(self, permission: str) -> bool:
+    def can(self, permission: Permission) -> bool:
         return grants(self.permissions, permission)

@@ -9,18 +9,11 @@ from fastapi.responses import JSONResponse, RedirectResponse
 
 from casefile import envelope
 from casefile.auth import service
-from casefile.auth.dependencies import CurrentUser, LimitByClientIp, RuntimeDep, SessionDep
-from casefile.auth.oidc import (
-    FLOW_COOKIE,
-    FLOW_SECONDS,
-    Flow,
-    OidcClient,
-    SsoNotConfigured,
-    provider_error,
-)
+from casefile.auth.dependencies import LimitByClientIp, RuntimeDep, SessionDep, UserPrincipal
+from casefile.auth.oidc import FLOW_COOKIE, FLOW_SECONDS, Flow, OidcClient, provider_error
 from casefile.auth.schemas import LoginRequest, LogoutOut, RefreshRequest, TokenOut
 from casefile.envelope import Envelope
-from casefile.errors import sso_failed
+from casefile.errors import SsoNotConfigured, sso_failed
 from casefile.runtime import Runtime
 from casefile.users.schemas import UserOut
 
@@ -52,7 +45,7 @@ async def refresh(body: RefreshRequest, session: SessionDep, runtime: RuntimeDep
 
 
 @router.post("/logout", response_model=Envelope[LogoutOut])
-async def logout(principal: CurrentUser, session: SessionDep, runtime: RuntimeDep) -> JSONResponse:
+async def logout(principal: UserPrincipal, session: SessionDep, runtime: RuntimeDep) -> JSONResponse:
     """End the session: its access tokens and refresh tokens stop working at once."""
     await service.logout(session, runtime, principal)
     return envelope.ok({"logged_out": True})

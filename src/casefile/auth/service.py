@@ -8,10 +8,11 @@ import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 
-from sqlalchemy import func, select, update
+from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile.api_keys import tokens as api_key_tokens
 from casefile.api_keys.models import ApiKey
 from casefile.auth import passwords
 from casefile.auth.jwt_tokens import decode_access_token, issue_access_token
@@ -31,8 +32,8 @@ from casefile.events import catalogue
 from casefile.events.outbox import emit
 from casefile.runtime import Runtime
 from casefile.users.models import User
+from casefile.users.repository import find_user_by_email
 
-API_KEY_SCHEME = "cf"
 # last_used_at is a hint for operators, not an audit log: write it at most once a minute per key.
 LAST_USED_RESOLUTION = timedelta(seconds=60)
 
@@ -46,12 +47,9 @@ class IssuedTokens:
     refresh_token: str
 
 
-def hash_token(token: str) -> str:
+def hash_refresh_token(token: str) -> str:
+    """How a refresh token is stored: 256 random bits need no slow hash (like API keys)."""
     return hashlib.sha256(token.encode()).hexdigest()
-
-
-async def find_user_by_email(session: AsyncSession, email: str) -> User | None:
-    return await session.scalar(select(User).where(func.lower(User.email) == email.strip().lower()))
 
 
 async def _start_tokens(
@@ -62,7 +60,7 @@ async def _start_tokens(
     session.add(
         RefreshToken(
             session_id=auth_session.id,
-            token_hash=hash_token(refresh),
+            token_hash=hash_refresh_token(refresh),
             expires_at=utcnow() + timedelta(seconds=settings.refresh_ttl_seconds),
         )
     )
@@ -102,7 +100,7 @@ async def open_session(session: AsyncSession, runtime: Runtime, user: User, *, m
 
 async def refresh(session: AsyncSession, runtime: Runtime, *, refresh_token: str) -> IssuedTokens:
     now = utcnow()
-    token_hash = hash_token(refresh_token)
+    token_hash = hash_refresh_token(refresh_token)
     # Marking the token used is one atomic UPDATE: of two concurrent refreshes, exactly one wins.
     claimed = await session.execute(
         update(RefreshToken)
@@ -240,20 +238,11 @@ async def sso_login(session: AsyncSession, runtime: Runtime, identity: Identity)
     return await open_session(session, runtime, user, method="oidc")
 
 
-def split_api_key(key: str) -> str | None:
-    """The public prefix of a well-formed key `cf_<prefix>_<secret>`, else None."""
-    scheme, _, rest = key.partition("_")
-    prefix, _, secret = rest.partition("_")
-    if scheme != API_KEY_SCHEME or not prefix or not secret or len(key) > 200:
-        return None
-    return prefix
-
-
 async def authenticate_api_key(runtime: Runtime, session: AsyncSession, key: str) -> Principal:
-    prefix = split_api_key(key)
+    prefix = api_key_tokens.prefix_of(key)
     api_key = await session.scalar(select(ApiKey).where(ApiKey.prefix == prefix)) if prefix else None
     # Constant-time comparison of the hashes even though the prefix already matched.
-    if api_key is None or not hmac.compare_digest(api_key.key_hash, hash_token(key)):
+    if api_key is None or not hmac.compare_digest(api_key.key_hash, api_key_tokens.key_hash(key)):
         raise invalid_api_key()
     now = utcnow()
     if api_key.revoked_at is not None or (api_key.expires_at is not None and api_key.expires_at <= now):

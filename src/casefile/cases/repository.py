@@ -1,4 +1,5 @@
-"""Case queries that differ by database: full-text search and the case-number counter."""
+"""Case queries: the lookup by id, and those that differ by database (full-text search, the
+case-number counter)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.cases.models import Case, CaseNumberCounter
 from casefile.cases.schemas import PRIORITIES, STATUSES, CaseOut
-from casefile.db import dialect_insert, dialect_name
+from casefile.db import dialect_insert, dialect_name, get_or_404
 from casefile.listing import ListSpec
+
+
+async def get_case(session: AsyncSession, case_id: str) -> Case:
+    return await get_or_404(session, Case, case_id, "Case not found")
 
 
 def search_condition(session: AsyncSession, words: list[str]) -> TextClause:

@@ -48,13 +48,6 @@ async def _flush_checking_number(session: AsyncSession, case: Case) -> None:
         raise
 
 
-async def get_case(session: AsyncSession, case_id: str) -> Case:
-    case = await session.get(Case, case_id)
-    if case is None:
-        raise NotFound("Case not found")
-    return case
-
-
 async def list_cases(session: AsyncSession, query: ListQuery) -> tuple[list[Case], int]:
     return await fetch_page(session, CASE_LIST, query)
 
@@ -96,8 +89,7 @@ async def _insert_with_automatic_number(session: AsyncSession, case: Case) -> No
     raise ValidationFailed.on("case_number", "Could not assign a case number; give one explicitly")
 
 
-async def update_case(session: AsyncSession, actor: Principal, case_id: str, body: CaseUpdate) -> Case:
-    case = await get_case(session, case_id)
+async def update_case(session: AsyncSession, actor: Principal, case: Case, body: CaseUpdate) -> Case:
     values = body.model_dump(exclude_unset=True)
     problems = []
     if "title" in values and not values["title"]:
@@ -138,18 +130,16 @@ async def update_case(session: AsyncSession, actor: Principal, case_id: str, bod
     return case
 
 
-async def delete_case(session: AsyncSession, runtime: Runtime, actor: Principal, case_id: str) -> None:
+async def delete_case(session: AsyncSession, runtime: Runtime, actor: Principal, case: Case) -> None:
     """Delete the case with its documents and (after the commit) their content."""
-    case = await get_case(session, case_id)
-    documents = await documents_service.documents_of_case(session, case_id)
+    documents = await documents_service.documents_of_case(session, case.id)
     await documents_service.remove_documents(session, runtime, actor, documents, reason="case_deleted")
     await emit(session, "case.deleted", catalogue.case_deleted(case, actor.actor_id))
     await session.delete(case)
     await session.flush()
 
 
-async def add_assignee(session: AsyncSession, actor: Principal, case_id: str, user_id: str) -> Case:
-    case = await get_case(session, case_id)
+async def add_assignee(session: AsyncSession, actor: Principal, case: Case, user_id: str) -> Case:
     if await session.get(User, user_id) is None:
         raise ValidationFailed.on("user_id", "User not found")
     if user_id in case.assigned_to:
@@ -161,8 +151,7 @@ async def add_assignee(session: AsyncSession, actor: Principal, case_id: str, us
     return case
 
 
-async def remove_assignee(session: AsyncSession, actor: Principal, case_id: str, user_id: str) -> Case:
-    case = await get_case(session, case_id)
+async def remove_assignee(session: AsyncSession, actor: Principal, case: Case, user_id: str) -> Case:
     before = case.assigned_to
     if user_id not in before:
         raise NotFound("That user is not assigned to this case")

@@ -4,7 +4,7 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from casefile import envelope
-from casefile.auth.dependencies import AdminUser, RuntimeDep, SessionDep
+from casefile.auth.dependencies import AdminPrincipal, RuntimeDep, SessionDep
 from casefile.config import service
 from casefile.config.schemas import ConfigOut, ConfigPatch
 from casefile.envelope import Envelope
@@ -21,7 +21,7 @@ async def get_config(session: SessionDep, runtime: RuntimeDep) -> JSONResponse:
 
 @router.patch("", response_model=Envelope[ConfigOut])
 async def patch_config(
-    body: ConfigPatch, admin: AdminUser, session: SessionDep, runtime: RuntimeDep
+    body: ConfigPatch, admin: AdminPrincipal, session: SessionDep, runtime: RuntimeDep
 ) -> JSONResponse:
     """Change some fields; null returns a field to its default. Takes effect at once in every
     process. Setting a maintenance window emits `system.maintenance_scheduled`."""

@@ -3,32 +3,27 @@ from __future__ import annotations
 from typing import Annotated
 from urllib.parse import quote
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from casefile import envelope
-from casefile.auth.dependencies import Require, RuntimeDep, SessionDep
-from casefile.auth.permissions import Principal
+from casefile.auth.dependencies import RuntimeDep, SessionDep
+from casefile.cases.dependencies import CaseInPath
+from casefile.cases.repository import get_case
 from casefile.documents import service
+from casefile.documents.dependencies import DocumentInPath, DocumentsDelete, DocumentsRead, DocumentsWrite
 from casefile.documents.models import Document
 from casefile.documents.schemas import DocumentOut, DocumentUpdate
 from casefile.envelope import DeletedOut, Envelope, PageEnvelope
-from casefile.errors import AppError
-from casefile.listing import ListQuery, list_query, parse_fields, project
+from casefile.errors import RangeNotSatisfiable
+from casefile.listing import ListQuery, fields_query, list_query, project
 
 router = APIRouter(tags=["documents"])
 
-DocumentsRead = Annotated[Principal, Depends(Require("read:documents"))]
-DocumentsWrite = Annotated[Principal, Depends(Require("write:documents"))]
-DocumentsDelete = Annotated[Principal, Depends(Require("delete:documents"))]
 DocumentListQuery = Annotated[ListQuery, Depends(list_query(service.DOCUMENT_LIST))]
-FieldsParam = Annotated[str | None, Query(description="Comma-separated names of the fields to return")]
+DocumentFields = Annotated[list[str] | None, Depends(fields_query(service.DOCUMENT_LIST.output_fields))]
 
-
-class RangeNotSatisfiable(AppError):
-    status_code = 416
-    code = "RANGE_NOT_SATISFIABLE"
-    default_message = "The requested range is outside the document"
+# A handler with a body or a query string loads its path's row itself: see auth.dependencies.
 
 
 @router.get("/cases/{case_id}/documents", response_model=PageEnvelope[DocumentOut])
@@ -37,9 +32,8 @@ async def list_documents(
 ) -> JSONResponse:
     """A case's documents: paginated, sortable (`uploaded_at`, `title`, `file_size`), `document_type`
     filter, `search` over title, description and file name."""
-    documents, total = await service.list_documents(session, case_id, query)
-    items = [project(DocumentOut.dump(d), query.fields) for d in documents]
-    return envelope.paginated(items, page=query.page, limit=query.limit, total=total)
+    case = await get_case(session, case_id)
+    return envelope.listed(await service.list_documents(session, case, query), query, DocumentOut.dump)
 
 
 @router.post(
@@ -74,7 +68,7 @@ async def list_documents(
     },
 )
 async def upload_document(
-    case_id: str, request: Request, principal: DocumentsWrite, session: SessionDep, runtime: RuntimeDep
+    request: Request, principal: DocumentsWrite, case: CaseInPath, session: SessionDep, runtime: RuntimeDep
 ) -> JSONResponse:
     """Upload a document (multipart/form-data). The body is streamed to disk, never held in
     memory; the type is detected from the content. Emits `document.uploaded`."""
@@ -82,7 +76,7 @@ async def upload_document(
         session,
         runtime,
         principal,
-        case_id,
+        case,
         body=request.stream(),
         content_type=request.headers.get("content-type", ""),
     )
@@ -90,11 +84,8 @@ async def upload_document(
 
 
 @router.get("/documents/{document_id}", response_model=Envelope[DocumentOut])
-async def get_document(
-    document_id: str, _: DocumentsRead, session: SessionDep, fields: FieldsParam = None
-) -> JSONResponse:
-    selected = parse_fields(fields, service.DOCUMENT_LIST.output_fields)
-    return envelope.ok(project(DocumentOut.dump(await service.get_document(session, document_id)), selected))
+async def get_document(_: DocumentsRead, fields: DocumentFields, document: DocumentInPath) -> JSONResponse:
+    return envelope.ok(project(DocumentOut.dump(document), fields))
 
 
 @router.get(
@@ -102,11 +93,10 @@ async def get_document(
     responses={200: {"content": {"application/octet-stream": {}}, "description": "The document's bytes"}},
 )
 async def download_document(
-    document_id: str, request: Request, _: DocumentsRead, session: SessionDep, runtime: RuntimeDep
+    request: Request, _: DocumentsRead, document: DocumentInPath, runtime: RuntimeDep
 ) -> Response:
     """The document's bytes, with its detected type, an ETag (the SHA-256), `If-None-Match` (304)
     and single `Range` requests (206)."""
-    document = await service.get_document(session, document_id)
     etag = f'"{document.sha256}"'
     headers = {
         "ETag": etag,
@@ -169,32 +159,20 @@ def _single_range(header: str | None, size: int) -> tuple[int, int] | None:
     return start, end
 
 
-async def _update(
-    document_id: str, body: DocumentUpdate, principal: Principal, session: SessionDep
+@router.delete("/documents/{document_id}", response_model=Envelope[DeletedOut])
+async def delete_document(
+    principal: DocumentsDelete, document: DocumentInPath, session: SessionDep, runtime: RuntimeDep
 ) -> JSONResponse:
-    return envelope.ok(DocumentOut.dump(await service.update_document(session, principal, document_id, body)))
+    """Delete the document and, when no other document shares it, its content. Emits `document.deleted`."""
+    await service.delete_document(session, runtime, principal, document)
+    return envelope.deleted(document.id)
 
 
 @router.put("/documents/{document_id}", response_model=Envelope[DocumentOut])
-async def put_document(
-    document_id: str, body: DocumentUpdate, principal: DocumentsWrite, session: SessionDep
-) -> JSONResponse:
-    """Update title, document_type, tags or description (any subset). Emits `document.updated`."""
-    return await _update(document_id, body, principal, session)
-
-
 @router.patch("/documents/{document_id}", response_model=Envelope[DocumentOut])
-async def patch_document(
+async def update_document(
     document_id: str, body: DocumentUpdate, principal: DocumentsWrite, session: SessionDep
 ) -> JSONResponse:
     """Update title, document_type, tags or description (any subset). Emits `document.updated`."""
-    return await _update(document_id, body, principal, session)
-
-
-@router.delete("/documents/{document_id}", response_model=Envelope[DeletedOut])
-async def delete_document(
-    document_id: str, principal: DocumentsDelete, session: SessionDep, runtime: RuntimeDep
-) -> JSONResponse:
-    """Delete the document and, when no other document shares it, its content. Emits `document.deleted`."""
-    await service.delete_document(session, runtime, principal, document_id)
-    return envelope.deleted(document_id)
+    document = await service.get_document(session, document_id)
+    return envelope.ok(DocumentOut.dump(await service.update_document(session, principal, document, body)))

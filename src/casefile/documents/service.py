@@ -22,14 +22,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from casefile.ai import jobs as ai_jobs
 from casefile.auth.permissions import Principal
 from casefile.cases.models import Case
+from casefile.cases.repository import get_case
 from casefile.clock import utcnow
 from casefile.config.service import load as load_config
-from casefile.db import after_commit, commit_early, dialect_insert
+from casefile.db import after_commit, commit_early, dialect_insert, get_or_404
 from casefile.documents.models import Blob, Document
 from casefile.documents.schemas import TITLE_REQUIRED, DocumentOut, DocumentUpdate, UploadForm
 from casefile.documents.sniff import detect
 from casefile.documents.upload import FILE_FIELD, receive_upload
-from casefile.errors import NotFound, UnsupportedMediaType, ValidationFailed
+from casefile.errors import UnsupportedMediaType, ValidationFailed
 from casefile.events import catalogue
 from casefile.events.outbox import emit
 from casefile.listing import ListQuery, ListSpec, fetch_page
@@ -67,35 +68,25 @@ def safe_file_name(name: str) -> str:
     return name[:255] or "document"
 
 
-async def _get_case(session: AsyncSession, case_id: str) -> Case:
-    case = await session.get(Case, case_id)
-    if case is None:
-        raise NotFound("Case not found")
-    return case
-
-
 async def get_document(session: AsyncSession, document_id: str) -> Document:
-    document = await session.get(Document, document_id)
-    if document is None:
-        raise NotFound("Document not found")
-    return document
+    return await get_or_404(session, Document, document_id, "Document not found")
 
 
-async def list_documents(session: AsyncSession, case_id: str, query: ListQuery) -> tuple[list[Document], int]:
-    await _get_case(session, case_id)
-    return await fetch_page(session, DOCUMENT_LIST, query, conditions=[Document.case_id == case_id])
+async def list_documents(session: AsyncSession, case: Case, query: ListQuery) -> tuple[list[Document], int]:
+    return await fetch_page(session, DOCUMENT_LIST, query, conditions=[Document.case_id == case.id])
 
 
 async def upload_document(
     session: AsyncSession,
     runtime: Runtime,
     actor: Principal,
-    case_id: str,
+    case: Case,
     *,
     body: AsyncIterator[bytes],
     content_type: str,
 ) -> Document:
-    await _get_case(session, case_id)  # before reading a byte of the body
+    """`case` was read before a byte of the body; it is read again once the body is in."""
+    case_id = case.id
     config = await load_config(session, runtime.settings)
     uploads = config.uploads
     await commit_early(session)  # and hold no transaction or connection while the body streams in
@@ -114,7 +105,7 @@ async def upload_document(
                 f"This kind of file is not accepted ({file_type or 'unrecognised content'})"
             )
         async with runtime.db.transaction(write=True) as writer:
-            await _get_case(writer, case_id)  # it may have gone while the body streamed in
+            await get_case(writer, case_id)  # it may have gone while the body streamed in
             await _hold_blob(writer, received.sha256, received.size)
             await runtime.store.put(received.sha256, received.path)
             now = utcnow()
@@ -194,9 +185,8 @@ async def collect_orphaned_content(runtime: Runtime) -> int:
 
 
 async def update_document(
-    session: AsyncSession, actor: Principal, document_id: str, body: DocumentUpdate
+    session: AsyncSession, actor: Principal, document: Document, body: DocumentUpdate
 ) -> Document:
-    document = await get_document(session, document_id)
     values = body.model_dump(exclude_unset=True)
     if "title" in values and not values["title"]:
         raise ValidationFailed.on("title", TITLE_REQUIRED)
@@ -218,9 +208,8 @@ async def update_document(
 
 
 async def delete_document(
-    session: AsyncSession, runtime: Runtime, actor: Principal, document_id: str
+    session: AsyncSession, runtime: Runtime, actor: Principal, document: Document
 ) -> None:
-    document = await get_document(session, document_id)
     await remove_documents(session, runtime, actor, [document], reason="deleted")
 
 

@@ -46,17 +46,16 @@ def subscribes(patterns: list[str], name: str) -> bool:
     return any(p in ("*", name, f"{group}.*") for p in patterns)
 
 
+def _attributes(obj: object, *names: str) -> dict[str, Any]:
+    """The payload fields that are the object's attributes under the same names."""
+    return {name: getattr(obj, name) for name in names}
+
+
 def case_created(case: Case) -> dict[str, Any]:
     return {
         "case_id": case.id,
-        "title": case.title,
-        "case_number": case.case_number,
-        "case_type": case.case_type,
-        "jurisdiction": case.jurisdiction,
-        "client_name": case.client_name,
-        "status": case.status,
-        "priority": case.priority,
-        "created_by": case.created_by,
+        **_attributes(case, "title", "case_number", "case_type", "jurisdiction", "client_name"),
+        **_attributes(case, "status", "priority", "created_by"),
         "created_at": format_timestamp(case.created_at),
     }
 
@@ -110,14 +109,8 @@ def user_permissions_changed(
 def document_uploaded(document: Document) -> dict[str, Any]:
     return {
         "document_id": document.id,
-        "case_id": document.case_id,
-        "title": document.title,
-        "document_type": document.document_type,
-        "tags": document.tags,
-        "description": document.description,
-        "file_size": document.file_size,
-        "file_type": document.file_type,
-        "uploaded_by": document.uploaded_by,
+        **_attributes(document, "case_id", "title", "document_type", "tags", "description"),
+        **_attributes(document, "file_size", "file_type", "uploaded_by"),
         "uploaded_at": format_timestamp(document.uploaded_at),
     }
 
@@ -181,14 +174,9 @@ def system_error(
     *, request_id: str | None, method: str, path: str, error_type: str, fingerprint: str
 ) -> dict[str, Any]:
     """Only what identifies the failure: never the exception's message, which may hold data."""
-    return {
-        "request_id": request_id,
-        "method": method,
-        "path": path,
-        "error_type": error_type,
-        "fingerprint": fingerprint,
-        "occurred_at": format_timestamp(utcnow()),
-    }
+    request = {"request_id": request_id, "method": method, "path": path}
+    failure = {"error_type": error_type, "fingerprint": fingerprint}
+    return {**request, **failure, "occurred_at": format_timestamp(utcnow())}
 
 
 def _job(job: AiJob) -> dict[str, Any]:

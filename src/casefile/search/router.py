@@ -2,21 +2,19 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
 from casefile import envelope
-from casefile.auth.dependencies import CurrentPrincipal, Require, SessionDep
-from casefile.auth.permissions import Principal
+from casefile.auth.dependencies import CurrentPrincipal, SessionDep
+from casefile.cases.dependencies import CasesRead
+from casefile.documents.dependencies import DocumentsRead
 from casefile.envelope import Envelope, PageEnvelope
 from casefile.listing import DEFAULT_LIMIT, MAX_LIMIT, MAX_PAGE
 from casefile.search import service
 from casefile.search.schemas import MAX_QUERY_LENGTH, AskOut, AskRequest, SearchHit
 
 router = APIRouter(tags=["search"])
-
-CasesRead = Annotated[Principal, Depends(Require("read:cases"))]
-DocumentsRead = Annotated[Principal, Depends(Require("read:documents"))]
 
 
 @router.get("/search", response_model=PageEnvelope[SearchHit])

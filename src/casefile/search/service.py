@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from casefile.auth.permissions import Principal
+from casefile.auth.permissions import Permission, Principal
 from casefile.cases.models import Case
 from casefile.errors import NotFound, ValidationFailed, permission_missing
 from casefile.listing import search_words
@@ -255,14 +255,14 @@ def _passage_snippet(passage: PassageRow, words: list[str]) -> dict[str, Any]:
 
 def check_search_permission(principal: Principal, kind: Kind | None) -> tuple[bool, bool]:
     """Which kinds of hit the caller may see: cases need read:cases, documents read:documents."""
-    cases = principal.can("read:cases") and kind in (None, "case")
-    documents = principal.can("read:documents") and kind in (None, "document")
+    cases = principal.can(Permission.READ_CASES) and kind in (None, "case")
+    documents = principal.can(Permission.READ_DOCUMENTS) and kind in (None, "document")
     if kind == "case" and not cases:
-        raise permission_missing("read:cases")
+        raise permission_missing(Permission.READ_CASES)
     if kind == "document" and not documents:
-        raise permission_missing("read:documents")
+        raise permission_missing(Permission.READ_DOCUMENTS)
     if not cases and not documents:
-        raise permission_missing("read:cases or read:documents")
+        raise permission_missing(f"{Permission.READ_CASES} or {Permission.READ_DOCUMENTS}")
     return cases, documents
 
 

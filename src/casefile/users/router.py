@@ -6,25 +6,24 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
 from casefile import envelope
-from casefile.auth.dependencies import CurrentUser, Require, RuntimeDep, SessionDep
-from casefile.auth.permissions import Principal
+from casefile.auth.dependencies import RuntimeDep, SessionDep, UserPrincipal
 from casefile.envelope import DeletedOut, Envelope, PageEnvelope
 from casefile.listing import ListQuery, list_query
-from casefile.users import service
+from casefile.users import repository, service
+from casefile.users.dependencies import UserInPath, UsersDelete, UsersRead, UsersWrite
 from casefile.users.schemas import UserCreate, UserOut, UserUpdate
 
 router = APIRouter(prefix="/users", tags=["users"])
 
-UsersRead = Annotated[Principal, Depends(Require("read:users"))]
-UsersWrite = Annotated[Principal, Depends(Require("write:users"))]
-UsersDelete = Annotated[Principal, Depends(Require("delete:users"))]
 UserListQuery = Annotated[ListQuery, Depends(list_query(service.USER_LIST))]
+
+# A handler with a body or a query string loads its path's row itself: see auth.dependencies.
 
 
 @router.get("/me", response_model=Envelope[UserOut])
-async def me(principal: CurrentUser, session: SessionDep) -> JSONResponse:
+async def me(principal: UserPrincipal, session: SessionDep) -> JSONResponse:
     """The calling user."""
-    return envelope.ok(UserOut.dump(await service.get_user(session, principal.id)))
+    return envelope.ok(UserOut.dump(await repository.get_user(session, principal.id)))
 
 
 @router.get("", response_model=PageEnvelope[UserOut])
@@ -44,8 +43,8 @@ async def create_user(body: UserCreate, _: UsersWrite, session: SessionDep) -> J
 
 
 @router.get("/{user_id}", response_model=Envelope[UserOut])
-async def get_user(user_id: str, _: UsersRead, session: SessionDep) -> JSONResponse:
-    return envelope.ok(UserOut.dump(await service.get_user(session, user_id)))
+async def get_user(_: UsersRead, user: UserInPath) -> JSONResponse:
+    return envelope.ok(UserOut.dump(user))
 
 
 @router.patch("/{user_id}", response_model=Envelope[UserOut])
@@ -54,11 +53,11 @@ async def update_user(
 ) -> JSONResponse:
     """Change name, role, active or password. Role and active changes emit `user.permissions_changed`;
     disabling a user or changing the password ends the user's sessions."""
-    user = await service.update_user(session, runtime, principal, user_id, body)
-    return envelope.ok(UserOut.dump(user))
+    user = await repository.get_user(session, user_id)
+    return envelope.ok(UserOut.dump(await service.update_user(session, runtime, principal, user, body)))
 
 
 @router.delete("/{user_id}", response_model=Envelope[DeletedOut])
-async def delete_user(user_id: str, principal: UsersDelete, session: SessionDep) -> JSONResponse:
-    await service.delete_user(session, principal, user_id)
-    return envelope.deleted(user_id)
+async def delete_user(principal: UsersDelete, user: UserInPath, session: SessionDep) -> JSONResponse:
+    await service.delete_user(session, principal, user)
+    return envelope.deleted(user.id)

@@ -11,14 +11,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.auth import passwords
 from casefile.auth.permissions import Principal
-from casefile.auth.service import find_user_by_email, revoke_user_sessions
+from casefile.auth.service import revoke_user_sessions
 from casefile.clock import utcnow
-from casefile.errors import Conflict, NotFound, ValidationFailed
+from casefile.errors import Conflict, ValidationFailed
 from casefile.events import catalogue
 from casefile.events.outbox import emit
 from casefile.listing import ListQuery, ListSpec, fetch_page
 from casefile.runtime import Runtime
 from casefile.users.models import User
+from casefile.users.repository import find_user_by_email
 from casefile.users.schemas import UserCreate, UserOut, UserUpdate
 
 log = logging.getLogger(__name__)
@@ -57,13 +58,6 @@ async def create_user(session: AsyncSession, *, email: str, name: str, password:
     return user
 
 
-async def get_user(session: AsyncSession, user_id: str) -> User:
-    user = await session.get(User, user_id)
-    if user is None:
-        raise NotFound("User not found")
-    return user
-
-
 async def list_users(session: AsyncSession, query: ListQuery) -> tuple[list[User], int]:
     return await fetch_page(session, USER_LIST, query)
 
@@ -73,9 +67,8 @@ async def _active_admins(session: AsyncSession) -> int:
 
 
 async def update_user(
-    session: AsyncSession, runtime: Runtime, actor: Principal, user_id: str, patch: UserUpdate
+    session: AsyncSession, runtime: Runtime, actor: Principal, user: User, patch: UserUpdate
 ) -> User:
-    user = await get_user(session, user_id)
     changes: dict[str, dict[str, Any]] = {}
     values = patch.model_dump(exclude_unset=True)
     for name in ("name", "role", "active"):
@@ -105,8 +98,7 @@ async def update_user(
     return user
 
 
-async def delete_user(session: AsyncSession, actor: Principal, user_id: str) -> None:
-    user = await get_user(session, user_id)
+async def delete_user(session: AsyncSession, actor: Principal, user: User) -> None:
     if user.id == actor.id:
         raise Conflict("You cannot delete yourself")
     if user.role == "admin" and user.active and await _active_admins(session) <= 1:

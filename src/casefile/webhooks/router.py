@@ -6,10 +6,11 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
 from casefile import envelope
-from casefile.auth.dependencies import AdminUser, RuntimeDep, SessionDep
+from casefile.auth.dependencies import AdminPrincipal, RuntimeDep, SessionDep
 from casefile.envelope import DeletedOut, Envelope, PageEnvelope
-from casefile.listing import ListQuery, list_query, project
+from casefile.listing import ListQuery, list_query
 from casefile.webhooks import service
+from casefile.webhooks.dependencies import DeliveryInPath, WebhookInPath
 from casefile.webhooks.schemas import (
     DeliveryDetail,
     DeliveryOut,
@@ -28,10 +29,12 @@ WebhookListQuery = Annotated[ListQuery, Depends(list_query(service.WEBHOOK_LIST)
 DeliveryListQuery = Annotated[ListQuery, Depends(list_query(service.DELIVERY_LIST))]
 WebhookDeliveryListQuery = Annotated[ListQuery, Depends(list_query(service.WEBHOOK_DELIVERY_LIST))]
 
+# A handler with a body or a query string loads its path's row itself: see auth.dependencies.
+
 
 @router.post("/webhooks", response_model=Envelope[WebhookOut], status_code=201)
 async def create_webhook(
-    body: WebhookCreate, admin: AdminUser, session: SessionDep, runtime: RuntimeDep
+    body: WebhookCreate, admin: AdminPrincipal, session: SessionDep, runtime: RuntimeDep
 ) -> JSONResponse:
     """Register a webhook. The `secret` signs deliveries and is never returned."""
     return envelope.created(WebhookOut.dump(await service.create_webhook(session, runtime, admin, body)))
@@ -39,43 +42,30 @@ async def create_webhook(
 
 @router.get("/webhooks", response_model=PageEnvelope[WebhookOut])
 async def list_webhooks(session: SessionDep, query: WebhookListQuery) -> JSONResponse:
-    hooks, total = await service.list_webhooks(session, query)
-    items = [project(WebhookOut.dump(h), query.fields) for h in hooks]
-    return envelope.paginated(items, page=query.page, limit=query.limit, total=total)
+    return envelope.listed(await service.list_webhooks(session, query), query, WebhookOut.dump)
 
 
 @router.get("/webhooks/{webhook_id}", response_model=Envelope[WebhookOut])
-async def get_webhook(webhook_id: str, session: SessionDep) -> JSONResponse:
-    return envelope.ok(WebhookOut.dump(await service.get_webhook(session, webhook_id)))
-
-
-async def _update(
-    webhook_id: str, body: WebhookUpdate, session: SessionDep, runtime: RuntimeDep
-) -> JSONResponse:
-    return envelope.ok(WebhookOut.dump(await service.update_webhook(session, runtime, webhook_id, body)))
+async def get_webhook(webhook: WebhookInPath) -> JSONResponse:
+    return envelope.ok(WebhookOut.dump(webhook))
 
 
 @router.put("/webhooks/{webhook_id}", response_model=Envelope[WebhookOut])
-async def put_webhook(
+@router.patch("/webhooks/{webhook_id}", response_model=Envelope[WebhookOut])
+async def update_webhook(
     webhook_id: str, body: WebhookUpdate, session: SessionDep, runtime: RuntimeDep
 ) -> JSONResponse:
     """Change any subset of name, url, events, active, retry_policy, secret (immediately; see
     rotate-secret for a graceful change)."""
-    return await _update(webhook_id, body, session, runtime)
-
-
-@router.patch("/webhooks/{webhook_id}", response_model=Envelope[WebhookOut])
-async def patch_webhook(
-    webhook_id: str, body: WebhookUpdate, session: SessionDep, runtime: RuntimeDep
-) -> JSONResponse:
-    return await _update(webhook_id, body, session, runtime)
+    webhook = await service.get_webhook(session, webhook_id)
+    return envelope.ok(WebhookOut.dump(await service.update_webhook(session, runtime, webhook, body)))
 
 
 @router.delete("/webhooks/{webhook_id}", response_model=Envelope[DeletedOut])
-async def delete_webhook(webhook_id: str, session: SessionDep) -> JSONResponse:
+async def delete_webhook(webhook: WebhookInPath, session: SessionDep) -> JSONResponse:
     """Delete the webhook and its deliveries."""
-    await service.delete_webhook(session, webhook_id)
-    return envelope.deleted(webhook_id)
+    await service.delete_webhook(session, webhook)
+    return envelope.deleted(webhook.id)
 
 
 @router.post("/webhooks/{webhook_id}/rotate-secret", response_model=Envelope[WebhookOut])
@@ -84,7 +74,8 @@ async def rotate_secret(
 ) -> JSONResponse:
     """Replace the secret. For `grace_period_seconds` (default 24 h) deliveries carry a `v1=`
     signature for the old secret too. A generated secret is returned once, as `secret`."""
-    webhook, generated = await service.rotate_secret(session, runtime, webhook_id, body)
+    webhook = await service.get_webhook(session, webhook_id)
+    webhook, generated = await service.rotate_secret(session, runtime, webhook, body)
     data = WebhookOut.dump(webhook)
     if generated is not None:
         data["secret"] = generated
@@ -96,7 +87,8 @@ async def test_webhook(
     webhook_id: str, body: TestDelivery, session: SessionDep, runtime: RuntimeDep
 ) -> JSONResponse:
     """Send one signed delivery of `event_type` with `test_data` now (`metadata.test: true`)."""
-    delivery, attempt = await service.send_test(session, runtime, webhook_id, body)
+    webhook = await service.get_webhook(session, webhook_id)
+    delivery, attempt = await service.send_test(session, runtime, webhook, body)
     return envelope.ok({"delivery": delivery, "attempt": attempt})
 
 
@@ -104,27 +96,25 @@ async def test_webhook(
 async def webhook_deliveries(
     webhook_id: str, session: SessionDep, query: WebhookDeliveryListQuery
 ) -> JSONResponse:
-    deliveries, total = await service.list_deliveries(session, query, webhook_id=webhook_id)
-    items = [project(service.delivery_out(d), query.fields) for d in deliveries]
-    return envelope.paginated(items, page=query.page, limit=query.limit, total=total)
+    webhook = await service.get_webhook(session, webhook_id)
+    deliveries = await service.list_deliveries(session, query, webhook=webhook)
+    return envelope.listed(deliveries, query, service.delivery_out)
 
 
 @router.get("/deliveries", response_model=PageEnvelope[DeliveryOut])
 async def list_deliveries(session: SessionDep, query: DeliveryListQuery) -> JSONResponse:
     """Every delivery; `status=dead` is the dead-letter queue."""
-    deliveries, total = await service.list_deliveries(session, query)
-    items = [project(service.delivery_out(d), query.fields) for d in deliveries]
-    return envelope.paginated(items, page=query.page, limit=query.limit, total=total)
+    return envelope.listed(await service.list_deliveries(session, query), query, service.delivery_out)
 
 
 @router.get("/deliveries/{delivery_id}", response_model=Envelope[DeliveryDetail])
-async def get_delivery(delivery_id: str, session: SessionDep) -> JSONResponse:
+async def get_delivery(delivery: DeliveryInPath) -> JSONResponse:
     """A delivery with its event data and every attempt (number, time, status code, duration,
     error, first 1 KiB of the response)."""
-    return envelope.ok(service.delivery_detail(await service.get_delivery(session, delivery_id)))
+    return envelope.ok(service.delivery_detail(delivery))
 
 
 @router.post("/deliveries/{delivery_id}/retry", response_model=Envelope[DeliveryOut])
-async def retry_delivery(delivery_id: str, session: SessionDep, runtime: RuntimeDep) -> JSONResponse:
+async def retry_delivery(delivery: DeliveryInPath, session: SessionDep, runtime: RuntimeDep) -> JSONResponse:
     """Send a dead or waiting delivery again now, with a fresh attempt budget."""
-    return envelope.ok(service.delivery_out(await service.retry_delivery(session, runtime, delivery_id)))
+    return envelope.ok(service.delivery_out(await service.retry_delivery(session, runtime, delivery)))

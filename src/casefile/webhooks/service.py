@@ -10,16 +10,16 @@ from typing import Any
 
 import httpx
 from pydantic import ValidationError
-from sqlalchemy import func, select
+from sqlalchemy import func
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
 from casefile.auth.permissions import Principal
 from casefile.clock import utcnow
 from casefile.config.service import load as load_config
-from casefile.db import commit_early
+from casefile.db import commit_early, get_or_404
 from casefile.error_handlers import validation_details
-from casefile.errors import Conflict, ErrorDetail, NotFound, ValidationFailed
+from casefile.errors import Conflict, ErrorDetail, ValidationFailed
 from casefile.events.models import Event
 from casefile.events.outbox import announce_deliveries
 from casefile.listing import ListQuery, ListSpec, fetch_page
@@ -115,10 +115,14 @@ async def create_webhook(
 
 
 async def get_webhook(session: AsyncSession, webhook_id: str) -> Webhook:
-    webhook = await session.get(Webhook, webhook_id)
-    if webhook is None:
-        raise NotFound("Webhook not found")
-    return webhook
+    return await get_or_404(session, Webhook, webhook_id, "Webhook not found")
+
+
+async def get_delivery(session: AsyncSession, delivery_id: str) -> Delivery:
+    """With its attempts, which are never loaded lazily."""
+    return await get_or_404(
+        session, Delivery, delivery_id, "Delivery not found", selectinload(Delivery.attempts)
+    )
 
 
 async def list_webhooks(session: AsyncSession, query: ListQuery) -> tuple[list[Webhook], int]:
@@ -126,9 +130,8 @@ async def list_webhooks(session: AsyncSession, query: ListQuery) -> tuple[list[W
 
 
 async def update_webhook(
-    session: AsyncSession, runtime: Runtime, webhook_id: str, body: WebhookUpdate
+    session: AsyncSession, runtime: Runtime, webhook: Webhook, body: WebhookUpdate
 ) -> Webhook:
-    webhook = await get_webhook(session, webhook_id)
     values = body.model_dump(exclude_unset=True)
     nulls = [ErrorDetail(name, f"{name} cannot be null") for name, value in values.items() if value is None]
     if nulls:
@@ -157,19 +160,17 @@ async def update_webhook(
     return webhook
 
 
-async def delete_webhook(session: AsyncSession, webhook_id: str) -> None:
+async def delete_webhook(session: AsyncSession, webhook: Webhook) -> None:
     """Its deliveries, pending or not, go with it."""
-    webhook = await get_webhook(session, webhook_id)
     await session.delete(webhook)
     await session.flush()
 
 
 async def rotate_secret(
-    session: AsyncSession, runtime: Runtime, webhook_id: str, body: RotateSecret
+    session: AsyncSession, runtime: Runtime, webhook: Webhook, body: RotateSecret
 ) -> tuple[Webhook, str | None]:
     """Set a new secret; the old one keeps signing (beside the new) for the grace period. Returns
     the generated secret when none was given: shown once, like an API key."""
-    webhook = await get_webhook(session, webhook_id)
     now = utcnow()
     generated = None if body.secret else "whsec_" + secrets.token_urlsafe(32)
     new_secret = body.secret or generated
@@ -186,11 +187,10 @@ async def rotate_secret(
 
 
 async def send_test(
-    session: AsyncSession, runtime: Runtime, webhook_id: str, body: TestDelivery
+    session: AsyncSession, runtime: Runtime, webhook: Webhook, body: TestDelivery
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """One attempt now, for this webhook only (active or not); a failure retries like any other.
     Returns the delivery (with its attempts) and the attempt's outcome."""
-    webhook = await get_webhook(session, webhook_id)
     now = utcnow()
     event = Event(name=body.event_type, data=body.test_data, is_test=True, occurred_at=now)
     session.add(event)
@@ -215,28 +215,15 @@ async def send_test(
     return detail, detail["attempts"][-1]
 
 
-async def get_delivery(session: AsyncSession, delivery_id: str) -> Delivery:
-    delivery = await session.scalar(
-        select(Delivery).where(Delivery.id == delivery_id).options(selectinload(Delivery.attempts))
-    )
-    if delivery is None:
-        raise NotFound("Delivery not found")
-    return delivery
-
-
 async def list_deliveries(
-    session: AsyncSession, query: ListQuery, *, webhook_id: str | None = None
+    session: AsyncSession, query: ListQuery, *, webhook: Webhook | None = None
 ) -> tuple[list[Delivery], int]:
-    conditions = []
-    if webhook_id is not None:
-        await get_webhook(session, webhook_id)
-        conditions.append(Delivery.webhook_id == webhook_id)
+    conditions = [] if webhook is None else [Delivery.webhook_id == webhook.id]
     return await fetch_page(session, DELIVERY_LIST, query, conditions=conditions)
 
 
-async def retry_delivery(session: AsyncSession, runtime: Runtime, delivery_id: str) -> Delivery:
+async def retry_delivery(session: AsyncSession, runtime: Runtime, delivery: Delivery) -> Delivery:
     """Send a dead (or waiting) delivery again now, with a fresh attempt budget and deadline."""
-    delivery = await get_delivery(session, delivery_id)
     if delivery.status == "succeeded":
         raise Conflict("This delivery has already succeeded")
     if delivery.lease_expires_at is not None and delivery.lease_expires_at > utcnow():

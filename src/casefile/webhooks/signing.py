@@ -9,12 +9,10 @@ import hmac
 import time
 from collections.abc import Iterable, Mapping
 
+from casefile.errors import SignatureError
+
 SIGNATURE_HEADER = "X-Service-Signature"
 TIMESTAMP_HEADER = "X-Service-Timestamp"
-
-
-class SignatureError(ValueError):
-    """The delivery is not authentic (or too old): answer it with 400 and do not act on it."""
 
 
 def _digest(secret: str, timestamp: int | str, body: bytes) -> str:
