@@ -505,7 +505,8 @@ async def wait_idle(max_wait: float, busy_limit: float = 0.25) -> float:
 
 WORKER_SOURCES = (
     "webhooks/delivery.py",
-    "worker/loop.py",
+    "webhooks/worker.py",
+    "worker/lease.py",
     "worker/wakeup.py",
     "events/outbox.py",
     "db.py",
@@ -1191,7 +1192,7 @@ class Bench:
             if path.exists():
                 profiles[path.name] = summarise_profile(path)
         ratio = live.deliveries_per_s / baseline.requests_per_s if baseline.requests_per_s else math.nan
-        # The worker spreads its connections over 8 clients (worker/loop.py `HttpClients`), so the
+        # The worker spreads its connections over 8 clients (webhooks/worker.py `HttpClients`), so the
         # like-for-like client is the sharded baseline: reported beside the goal's ratio.
         ratio_sharded = (
             round(live.deliveries_per_s / sharded.requests_per_s, 3)

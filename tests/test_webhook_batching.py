@@ -19,7 +19,7 @@ from casefile.webhooks import delivery as engine
 from casefile.webhooks.delivery import Claim, Outcome
 from casefile.webhooks.models import Delivery
 from casefile.webhooks.ssrf import GuardedTransport
-from casefile.worker.loop import HttpClients, OutcomeRecorder
+from casefile.webhooks.worker import HttpClients, OutcomeRecorder
 from tests.conftest import Api, fresh_database, make_settings, ok, serving
 
 SECRET = "whsec_batching_0123456789"

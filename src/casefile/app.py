@@ -14,8 +14,8 @@ from sqlalchemy import text
 from casefile import __version__, envelope, error_handlers
 from casefile.admin import build_admin_router
 from casefile.ai.router import router as ai_router
-from casefile.ai.worker import run_ai_worker
 from casefile.auth.router import router as auth_router
+from casefile.background import run_background_workers
 from casefile.cases.router import router as cases_router
 from casefile.documents.router import router as documents_router
 from casefile.documents.service import collect_orphaned_content
@@ -25,7 +25,6 @@ from casefile.runtime import Runtime
 from casefile.search.router import router as search_router
 from casefile.settings import Settings
 from casefile.users.router import router as users_router
-from casefile.worker.loop import run_worker
 
 log = logging.getLogger("casefile")
 
@@ -54,12 +53,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             log.info("collected %d stored files no document refers to", collected)
         stop = asyncio.Event()
         workers = (
-            [
-                asyncio.create_task(run_worker(runtime, stop)),
-                asyncio.create_task(run_ai_worker(runtime, stop)),
-            ]
-            if settings.worker_enabled
-            else []
+            [asyncio.create_task(run_background_workers(runtime, stop))] if settings.worker_enabled else []
         )
         try:
             yield

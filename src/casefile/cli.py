@@ -132,9 +132,8 @@ def worker() -> None:
 
 
 async def _run_worker(settings: Settings) -> None:
-    from casefile.ai.worker import run_ai_worker
+    from casefile.background import run_background_workers
     from casefile.runtime import Runtime
-    from casefile.worker.loop import run_worker
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -143,7 +142,7 @@ async def _run_worker(settings: Settings) -> None:
     runtime = Runtime.start(settings)
     logging.getLogger("casefile").info("delivery and AI workers started")
     try:
-        await asyncio.gather(run_worker(runtime, stop), run_ai_worker(runtime, stop))
+        await run_background_workers(runtime, stop)
     finally:
         await runtime.close()
 

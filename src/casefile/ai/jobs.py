@@ -1,21 +1,20 @@
 """AI jobs in the database: queue, claim with a lease, record fenced outcomes.
 
-The same guarantees as webhook deliveries: a job is claimed in a transaction (`SKIP LOCKED` on
-PostgreSQL) by taking a lease and bumping a fencing token; the slow work runs with no transaction
-open; its outcome is recorded only if the job still holds that token. A worker that dies mid-job
-loses its lease, and the job is claimed again when the lease runs out; a job that keeps failing
-for reasons outside the document (the worker process crashed, a time-out) is retried a few times,
-then failed with a reason.
+The same lease as webhook deliveries (`casefile.worker.lease`): a job is claimed in a transaction
+(`SKIP LOCKED` on PostgreSQL) by taking a lease and bumping a fencing token; the slow work runs
+with no transaction open; its outcome is recorded only if the job still holds that token. A worker
+that dies mid-job loses its lease, and the job is claimed again when the lease runs out; a job
+that keeps failing for reasons outside the document (the worker process crashed, a time-out) is
+retried a few times, then failed with a reason.
 """
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import exists, or_, select
+from sqlalchemy import exists, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.ai.models import AiJob
@@ -25,20 +24,18 @@ from casefile.documents.models import Document
 from casefile.events import catalogue
 from casefile.events.outbox import emit
 from casefile.runtime import Runtime
+from casefile.worker.lease import LeaseClaim, backoff_seconds
 
 MAX_ATTEMPTS = 3
 RETRY_BASE_SECONDS = 5.0
 
 
-@dataclass(frozen=True)
-class JobClaim:
+@dataclass(frozen=True, kw_only=True)
+class JobClaim(LeaseClaim):
     job_id: str
-    lease_token: int
     kind: str
     case_id: str
     document_id: str | None
-    attempt: int
-    max_attempts: int
 
 
 async def enqueue(
@@ -89,11 +86,7 @@ async def claim(session: AsyncSession, runtime: Runtime, *, limit: int) -> list[
     now = utcnow()
     rows = await session.scalars(
         select(AiJob)
-        .where(
-            AiJob.status.in_(("pending", "running")),
-            AiJob.next_attempt_at <= now,
-            or_(AiJob.lease_expires_at.is_(None), AiJob.lease_expires_at < now),
-        )
+        .where(AiJob.due(now))
         .order_by(AiJob.next_attempt_at)
         .limit(limit)
         .with_for_update(skip_locked=True)
@@ -104,25 +97,13 @@ async def claim(session: AsyncSession, runtime: Runtime, *, limit: int) -> list[
             await _give_up(session, job, "Processing stopped without finishing, on every attempt")
             continue
         job.status = "running"
-        job.attempts_made += 1
-        job.lease_token += 1
         # The same margin as deliveries: a worker that died mid-job is taken over this long after
         # the job could at most have finished.
         settings = runtime.settings
-        job.lease_expires_at = now + timedelta(
-            seconds=settings.ai_job_timeout_seconds + settings.worker_lease_margin_seconds
-        )
+        terms = job.take_lease(now, settings.ai_job_timeout_seconds + settings.worker_lease_margin_seconds)
         job.updated_at = now
         claims.append(
-            JobClaim(
-                job_id=job.id,
-                lease_token=job.lease_token,
-                kind=job.kind,
-                case_id=job.case_id,
-                document_id=job.document_id,
-                attempt=job.attempts_made,
-                max_attempts=job.max_attempts,
-            )
+            JobClaim(**terms, job_id=job.id, kind=job.kind, case_id=job.case_id, document_id=job.document_id)
         )
         await _start(session, job)
     await session.flush()
@@ -140,10 +121,11 @@ async def _start(session: AsyncSession, job: AiJob) -> None:
 async def holding(session: AsyncSession, claim: JobClaim) -> AiJob | None:
     """The job, locked, if this claim still holds it; None if its lease was taken over or the job
     is gone (its document or case was deleted meanwhile)."""
-    job = await session.scalar(select(AiJob).where(AiJob.id == claim.job_id).with_for_update())
-    if job is None or job.lease_token != claim.lease_token or job.status != "running":
-        return None
-    return job
+    return await session.scalar(
+        select(AiJob)
+        .where(AiJob.held_by(claim.job_id, claim.lease_token), AiJob.status == "running")
+        .with_for_update()
+    )
 
 
 def finish(job: AiJob) -> None:
@@ -175,7 +157,7 @@ async def fail(session: AsyncSession, job: AiJob, reason: str, *, retry: bool) -
     )
     job.last_error, job.lease_expires_at, job.updated_at = reason, None, now
     if will_retry:
-        delay = RETRY_BASE_SECONDS * 2 ** (job.attempts_made - 1) * random.uniform(0.8, 1.2)  # noqa: S311
+        delay = backoff_seconds(job.attempts_made, initial=RETRY_BASE_SECONDS, multiplier=2)
         job.status, job.next_attempt_at = "pending", now + timedelta(seconds=delay)
         if job.document_id is not None:
             document = await session.get(Document, job.document_id)

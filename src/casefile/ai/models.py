@@ -2,22 +2,25 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import BigInteger, ForeignKey, Index, Integer, LargeBinary, String, Text, text
+from sqlalchemy import BigInteger, ForeignKey, Integer, LargeBinary, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from casefile.clock import new_id, utcnow
 from casefile.db import Base, UTCDateTime
+from casefile.worker.lease import Leased, due_index
 
 JOB_KINDS = ("document", "case")
 JOB_STATUSES = ("pending", "running", "succeeded", "failed")
 
 
-class AiJob(Base):
+class AiJob(Leased, Base):
     """One run of the pipeline, claimed by a worker like a delivery: a lease with a fencing token,
     so a crashed worker's job is taken over when the lease runs out, and a late finisher whose
     lease was taken over records nothing."""
 
     __tablename__ = "ai_jobs"
+    # A running job is claimable again once its lease has run out (its worker died).
+    CLAIMABLE = ("pending", "running")
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True, default=lambda: new_id("job"))
     kind: Mapped[str] = mapped_column(String(20))
@@ -25,26 +28,16 @@ class AiJob(Base):
         ForeignKey("documents.id", ondelete="CASCADE"), index=True
     )
     case_id: Mapped[str] = mapped_column(ForeignKey("cases.id", ondelete="CASCADE"), index=True)
-    status: Mapped[str] = mapped_column(String(20), default="pending")
-    attempts_made: Mapped[int] = mapped_column(Integer, default=0)
+    # The lease column of `Leased`, with the default jobs have always had (a delivery's comes from
+    # its webhook's retry policy).
     max_attempts: Mapped[int] = mapped_column(Integer, default=3)
-    next_attempt_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-    lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    lease_token: Mapped[int] = mapped_column(Integer, default=0)
     last_error: Mapped[str | None] = mapped_column(Text)
     requested_by: Mapped[str | None] = mapped_column(String(40))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
-    __table_args__ = (
-        Index(
-            "ix_ai_jobs_due",
-            "next_attempt_at",
-            postgresql_where=text("status IN ('pending', 'running')"),
-            sqlite_where=text("status IN ('pending', 'running')"),
-        ),
-    )
+    __table_args__ = (due_index("ix_ai_jobs_due", CLAIMABLE),)
 
 
 class DocumentChunk(Base):

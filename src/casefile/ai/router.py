@@ -16,15 +16,7 @@ router = APIRouter(tags=["ai"])
 
 
 def _accepted(job: AiJob) -> JSONResponse:
-    out = JobOut(
-        job_id=job.id,
-        kind=job.kind,
-        case_id=job.case_id,
-        document_id=job.document_id,
-        status=job.status,
-        queued_at=job.created_at,
-    )
-    return envelope.ok(out.model_dump(mode="json"), status_code=202)
+    return envelope.ok(JobOut.dump(job), status_code=202)
 
 
 @router.post("/documents/{document_id}/process", response_model=Envelope[JobOut], status_code=202)

@@ -1,6 +1,7 @@
 """The AI worker: claims jobs and runs them in separate processes, one per slot (`ai_workers`, one
 core each), so CPU-heavy extraction and embedding never run on an API event loop. It runs beside
-the delivery worker, inside `casefile serve` by default and in `casefile worker`.
+the delivery worker, inside `casefile serve` by default and in `casefile worker` (both start it
+with `casefile.background`).
 
 A slot's process is started on its first job (a server that is never sent a document loads no
 model) and replaced if it dies or overruns the time limit (ending the process is the only way to
@@ -35,7 +36,6 @@ from casefile.events import catalogue
 from casefile.events.outbox import emit
 from casefile.runtime import Runtime
 from casefile.search.repository import replace_document_chunks
-from casefile.worker.loop import keep_running
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -66,11 +66,7 @@ class AiWorker:
                     await self._claim_and_start()
                 except Exception:
                     log.exception("claiming AI jobs failed; trying again shortly")
-                stopping = asyncio.create_task(stop.wait())
-                waking = asyncio.create_task(wakeup.wait(self.runtime.settings.worker_poll_seconds))
-                await asyncio.wait({stopping, waking}, return_when=asyncio.FIRST_COMPLETED)
-                for task in (stopping, waking):
-                    task.cancel()
+                await wakeup.wait(stop, self.runtime.settings.worker_poll_seconds)
         finally:
             # Jobs in flight are not waited for (they may take minutes): they are stopped and
             # handed back, so that the next worker starts them at once instead of after the lease.
@@ -259,8 +255,3 @@ class AiWorker:
 
 def _ready() -> None:
     """Runs in a pool process once its initializer (the model loading) has finished."""
-
-
-async def run_ai_worker(runtime: Runtime, stop: asyncio.Event) -> None:
-    """Run AI jobs until `stop`."""
-    await keep_running("AI worker", lambda until: AiWorker(runtime).run(until), stop)

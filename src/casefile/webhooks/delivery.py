@@ -1,4 +1,4 @@
-"""Delivering one event to one webhook: claim, attempt, record.
+"""Delivering one event to one webhook: claim, attempt, record (the lease: `casefile.worker.lease`).
 
 - `claim_due` (one short transaction) picks due deliveries (`FOR UPDATE SKIP LOCKED` on PostgreSQL;
   SQLite's write transactions are exclusive), and for each bumps the fencing token, takes a lease
@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
 
 import httpx
-from sqlalchemy import Table, bindparam, or_, select, update
+from sqlalchemy import Table, bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile import __version__
@@ -34,27 +33,25 @@ from casefile.secretbox import SecretBox
 from casefile.webhooks.models import Delivery, DeliveryAttempt, Webhook
 from casefile.webhooks.signing import signature_headers
 from casefile.webhooks.ssrf import ForbiddenAddress
+from casefile.worker.lease import LeaseClaim, backoff_seconds
 
 MAX_DELAY_SECONDS = 3600
 DELIVERY_DEADLINE = timedelta(hours=24)
 RESPONSE_READ_LIMIT = 4096  # bytes of a receiver's answer we read at most
 RESPONSE_KEEP = 1024  # of which we keep this much
-JITTER = 0.2
 LOST_ATTEMPT = "The worker stopped during this attempt (its lease ran out)"
 
 
-@dataclass(frozen=True)
-class Claim:
+@dataclass(frozen=True, kw_only=True)
+class Claim(LeaseClaim):
     delivery_id: str
-    lease_token: int
     attempt_id: str
-    attempt: int
     webhook_id: str
     url: str
     secrets: tuple[str, ...]
     body: bytes
-    # What `record` needs to decide the delivery's fate without reading it again.
-    max_attempts: int
+    # With the lease's `max_attempts`, what `record` needs to decide the delivery's fate without
+    # reading it again.
     first_attempt_at: datetime
     retry_policy: dict[str, Any]
 
@@ -75,8 +72,12 @@ class Outcome:
 def retry_delay(policy: Mapping[str, Any], attempt: int) -> float:
     """Seconds before attempt `attempt + 1`: exponential from `initial_delay`, ±20 % jitter, at
     most an hour (contract §7)."""
-    base = policy["initial_delay"] * policy["backoff_multiplier"] ** (attempt - 1)
-    return float(min(base * random.uniform(1 - JITTER, 1 + JITTER), MAX_DELAY_SECONDS))  # noqa: S311 (not crypto)
+    return backoff_seconds(
+        attempt,
+        initial=policy["initial_delay"],
+        multiplier=policy["backoff_multiplier"],
+        cap=MAX_DELAY_SECONDS,
+    )
 
 
 def signing_secrets(webhook: Webhook, box: SecretBox, now: datetime) -> tuple[str, ...]:
@@ -125,11 +126,7 @@ async def claim_due(
     statement = (
         select(Delivery, Webhook)
         .join(Webhook, Webhook.id == Delivery.webhook_id)
-        .where(
-            Delivery.status.in_(("pending", "retrying")),
-            Delivery.next_attempt_at <= now,
-            or_(Delivery.lease_expires_at.is_(None), Delivery.lease_expires_at < now),
-        )
+        .where(Delivery.due(now))
         .order_by(Delivery.next_attempt_at)
         .limit(limit * 4 if default_allowance else limit)
         .with_for_update(of=Delivery, skip_locked=True)
@@ -167,9 +164,7 @@ async def claim_due(
     secrets_of: dict[str, tuple[str, ...]] = {}
     claims: list[Claim] = []
     for delivery, webhook in taken:
-        delivery.attempts_made += 1
-        delivery.lease_token += 1
-        delivery.lease_expires_at = now + timedelta(seconds=lease_seconds(runtime))
+        terms = delivery.take_lease(now, lease_seconds(runtime))
         delivery.first_attempt_at = delivery.first_attempt_at or now
         delivery.updated_at = now
         # The id is made here rather than by the INSERT, so nothing needs flushing per row: the one
@@ -182,14 +177,12 @@ async def claim_due(
             secrets_of[webhook.id] = signing_secrets(webhook, runtime.secret_box, now)
         claims.append(
             Claim(
+                **terms,
                 delivery_id=delivery.id,
-                lease_token=delivery.lease_token,
                 attempt_id=attempt.id,
-                attempt=delivery.attempts_made,
                 webhook_id=webhook.id,
                 url=webhook.url,
                 secrets=secrets_of[webhook.id],
-                max_attempts=delivery.max_attempts,
                 first_attempt_at=delivery.first_attempt_at,
                 retry_policy=dict(webhook.retry_policy),
                 body=payload_body(
@@ -277,9 +270,7 @@ _FINISH_ATTEMPT = (
         response_body=bindparam("b_response_body"),
     )
 )
-_FENCED = update(_deliveries).where(
-    _deliveries.c.id == bindparam("b_id"), _deliveries.c.lease_token == bindparam("b_token")
-)
+_FENCED = update(_deliveries).where(Delivery.held_by(bindparam("b_id"), bindparam("b_token")))
 _COMMON: dict[str, Any] = {
     "lease_expires_at": None,
     "last_status_code": bindparam("b_status_code"),

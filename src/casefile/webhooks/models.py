@@ -3,12 +3,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, ForeignKey, Index, Integer, String, Text, text
+from sqlalchemy import JSON, Boolean, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from casefile.clock import new_id, utcnow
 from casefile.db import Base, UTCDateTime
 from casefile.events.models import Event
+from casefile.worker.lease import Leased, due_index
 
 
 class Webhook(Base):
@@ -32,22 +33,17 @@ class Webhook(Base):
 DELIVERY_STATUSES = ("pending", "retrying", "succeeded", "dead")
 
 
-class Delivery(Base):
+class Delivery(Leased, Base):
     """One event to one webhook, with its retry state. Claimed by a worker with a lease
     (`lease_expires_at`) and a fencing token (`lease_token`, bumped by every claim)."""
 
     __tablename__ = "deliveries"
+    CLAIMABLE = ("pending", "retrying")
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True, default=lambda: new_id("delivery"))
     webhook_id: Mapped[str] = mapped_column(ForeignKey("webhooks.id", ondelete="CASCADE"))
     event_id: Mapped[str] = mapped_column(ForeignKey("events.id", ondelete="CASCADE"), index=True)
-    status: Mapped[str] = mapped_column(String(20), default="pending")
-    attempts_made: Mapped[int] = mapped_column(Integer, default=0)
-    max_attempts: Mapped[int] = mapped_column(Integer)
-    next_attempt_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     first_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    lease_token: Mapped[int] = mapped_column(Integer, default=0)
     last_status_code: Mapped[int | None] = mapped_column(Integer)
     last_error: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
@@ -60,14 +56,7 @@ class Delivery(Base):
     )
 
     __table_args__ = (
-        # The worker's claim: due deliveries, oldest first. Partial on PostgreSQL, so finished
-        # deliveries cost the index nothing.
-        Index(
-            "ix_deliveries_due",
-            "next_attempt_at",
-            postgresql_where=text("status IN ('pending', 'retrying')"),
-            sqlite_where=text("status IN ('pending', 'retrying')"),
-        ),
+        due_index("ix_deliveries_due", CLAIMABLE),
         Index("ix_deliveries_webhook_status_created", "webhook_id", "status", "created_at", "id"),
         Index("ix_deliveries_status_created", "status", "created_at", "id"),
     )

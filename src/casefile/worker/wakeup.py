@@ -1,7 +1,8 @@
-"""Wake-ups for the delivery worker: a new delivery goes out within milliseconds, not at the next
-poll. In-process: an asyncio.Event set after the commit. Across processes: PostgreSQL
-LISTEN/NOTIFY (the NOTIFY is sent inside the transaction, so it arrives only if it commits) and,
-when configured, Redis pub/sub. Polling remains the safety net; wake-ups only make it faster."""
+"""Wake-ups for the background workers: a new delivery goes out within milliseconds, not at the
+next poll. In-process: an asyncio.Event set after the commit. Across processes (deliveries only):
+PostgreSQL LISTEN/NOTIFY (the NOTIFY is sent inside the transaction, so it arrives only if it
+commits) and, when configured, Redis pub/sub. Polling remains the safety net; wake-ups only make
+it faster."""
 
 from __future__ import annotations
 
@@ -44,10 +45,13 @@ class Wakeup:
             except Exception:  # a missed wake-up only costs one poll interval
                 log.warning("could not publish a delivery wake-up to Redis", exc_info=True)
 
-    async def wait(self, timeout: float) -> None:
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(timeout):
-                await self.event.wait()
+    async def wait(self, stop: asyncio.Event, timeout: float) -> None:
+        """A worker's pause between claims: until a wake-up, `stop`, or `timeout` seconds (the poll)."""
+        stopping = asyncio.create_task(stop.wait())
+        waking = asyncio.create_task(self.event.wait())
+        await asyncio.wait({stopping, waking}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        for task in (stopping, waking):
+            task.cancel()
 
     @staticmethod
     async def _wait_for(stop: asyncio.Event, seconds: float) -> None:

@@ -10,8 +10,8 @@ Two things keep the worker's own CPU cost per delivery low (measured in bench/WE
   finished while the previous batch was committing, in one transaction. A delivery's slot is freed
   only once its outcome is durable, exactly as when each outcome had its own transaction.
 
-It runs inside `casefile serve` by default and alone as `casefile worker`; any number may run
-against one PostgreSQL database.
+It runs inside `casefile serve` by default and alone as `casefile worker` (both start it with
+`casefile.background`); any number may run against one PostgreSQL database.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import contextlib
 import logging
 import math
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 
 import httpx
 
@@ -155,7 +155,7 @@ class DeliveryWorker:
         try:
             while not stop.is_set():
                 if recorder.done():
-                    recorder.result()  # it failed: raise, and `run_worker` starts a new worker
+                    recorder.result()  # it failed: raise, and `keep_running` starts a new worker
                     raise RuntimeError("the outcome recorder stopped")
                 wakeup.clear()
                 try:
@@ -164,7 +164,7 @@ class DeliveryWorker:
                     log.exception("claiming deliveries failed; trying again shortly")
                     claimed = 0
                 if claimed < CLAIM_BATCH or len(self.in_flight) >= self.concurrency:
-                    await self._wait(stop, settings.worker_poll_seconds)
+                    await wakeup.wait(stop, settings.worker_poll_seconds)
             # The recorder still runs here, so attempts that finish in time are recorded.
             await self._drain(settings.webhook_timeout_seconds + 5)
         finally:
@@ -173,13 +173,6 @@ class DeliveryWorker:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
             await http.aclose()
-
-    async def _wait(self, stop: asyncio.Event, timeout: float) -> None:
-        stopping = asyncio.create_task(stop.wait())
-        waking = asyncio.create_task(self.runtime.wakeup.wait(timeout))
-        await asyncio.wait({stopping, waking}, return_when=asyncio.FIRST_COMPLETED)
-        for task in (stopping, waking):
-            task.cancel()
 
     async def _claim_and_start(self, http: HttpClients) -> int:
         free = self.concurrency - len(self.in_flight)
@@ -233,20 +226,3 @@ class DeliveryWorker:
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
-
-
-async def keep_running(
-    name: str, run: Callable[[asyncio.Event], Awaitable[None]], stop: asyncio.Event
-) -> None:
-    """Run `run(stop)` until `stop`, starting it again 1 s after an unexpected failure."""
-    while not stop.is_set():
-        try:
-            await run(stop)
-        except Exception:
-            log.exception("the %s failed; restarting in 1 s", name)
-            await asyncio.sleep(1)
-
-
-async def run_worker(runtime: Runtime, stop: asyncio.Event) -> None:
-    """Deliver webhooks until `stop`."""
-    await keep_running("delivery worker", lambda until: DeliveryWorker(runtime).run(until), stop)

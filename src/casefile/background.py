@@ -1,0 +1,24 @@
+"""The background work of one process: the webhook delivery worker and the AI job worker.
+
+`casefile serve` runs them in its lifespan (unless `--no-worker`), `casefile worker` runs only
+them. This module sits above both domains, since `casefile.worker` (the supervisor, wake-ups and
+leases they share) imports neither.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+
+from casefile.ai.worker import AiWorker
+from casefile.runtime import Runtime
+from casefile.webhooks.worker import DeliveryWorker
+from casefile.worker.supervisor import keep_running
+
+
+async def run_background_workers(runtime: Runtime, stop: asyncio.Event) -> None:
+    """Deliver webhooks and run AI jobs until `stop`; a worker that fails is replaced."""
+    await asyncio.gather(
+        keep_running("delivery worker", functools.partial(DeliveryWorker, runtime), stop),
+        keep_running("AI worker", functools.partial(AiWorker, runtime), stop),
+    )
