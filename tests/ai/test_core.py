@@ -17,7 +17,7 @@ from casefile.ai.embedder import get_embedder
 from casefile.ai.extract import extract, extract_full
 from casefile.ai.processing import PIPELINE_VERSION, process_document, summarize_case
 from casefile.ai.types import EMBEDDING_DIM, NoExtractableText, ProcessedDocument, ProcessingFailed
-from tests.samples import text_pdf
+from tests.support.factories import text_pdf
 
 PDF = "application/pdf"
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"

@@ -10,25 +10,18 @@ import os
 import re
 import shutil
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.conftest import (
-    ADMIN_EMAIL,
-    ADMIN_PASSWORD,
-    Api,
-    api_error,
-    make_settings,
-    new_case,
-    ok,
-    run_sql,
-)
-from tests.harness import Process, Receiver, receiver_server, wait_until
-from tests.samples import make_docx, make_pdf
+from tests.support.assertions import api_error, ok
+from tests.support.factories import make_docx, make_pdf, new_case
+from tests.support.processes import Process
+from tests.support.receivers import Receiver
+from tests.support.servers import ADMIN_EMAIL, ADMIN_PASSWORD, Api, make_settings, run_sql
+from tests.support.waiting import wait_until
 
 FINAL = ("completed", "failed", "skipped")
 # Takes seconds to process: long enough to catch a job in flight.
@@ -65,12 +58,6 @@ MOTION = [
 @pytest.fixture
 def ai_server(make_server) -> Api:
     return make_server(ai_enabled=True)
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    with receiver_server() as r:
-        yield r
 
 
 def wait_processed(client: httpx.Client, document_id: str, timeout: float = 120) -> dict[str, Any]:

@@ -1,7 +1,7 @@
-"""Quality of the AI pipeline on the labelled set (tests/ai_quality/corpus.jsonl).
+"""Quality of the AI pipeline on the labelled set (tests/ai/quality/corpus.jsonl).
 
 Each snippet goes through `process_document` as a .txt file; entities are compared with what a
-reviewer marked (tests/ai_quality/README.md gives the conventions), micro-averaged per category,
+reviewer marked (tests/ai/quality/README.md gives the conventions), micro-averaged per category,
 and the suggested type with the labelled type. The report is printed (`pytest -s` shows it) and the
 floors below are enforced. They are the measured figures (2026-11-22) minus a small margin; the
 entity rules and the type weighting were developed while looking at this set, so on unseen
@@ -21,7 +21,7 @@ import pytest
 from casefile.ai.entities import org_key
 from casefile.ai.processing import process_document
 
-CORPUS = Path(__file__).parent / "ai_quality" / "corpus.jsonl"
+CORPUS = Path(__file__).parent / "quality" / "corpus.jsonl"
 CATEGORIES = ("people", "organizations", "dates", "money", "citations")
 
 # (precision, recall) floors per category, and the type-accuracy floor.
@@ -77,7 +77,7 @@ def _report_lines(
 ) -> list[str]:
     lines = [
         "",
-        "AI quality on tests/ai_quality/corpus.jsonl",
+        "AI quality on tests/ai/quality/corpus.jsonl",
         f"{'category':14} {'P':>6} {'R':>6}   tp  fp  fn",
     ]
     for category in CATEGORIES:

@@ -7,7 +7,9 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 
-from tests.conftest import Api, api_error, auth_error, details, new_case, ok
+from tests.support.assertions import api_error, auth_error, details, ok
+from tests.support.factories import new_case
+from tests.support.servers import Api
 
 
 def _in(days: float) -> str:

@@ -10,7 +10,8 @@ import jwt
 import pytest
 import redis
 
-from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, REDIS_URL, REQUIRE_SERVICES, Api, auth_error, ok
+from tests.support.assertions import auth_error, ok
+from tests.support.servers import ADMIN_EMAIL, ADMIN_PASSWORD, REDIS_URL, Api, redis_available
 
 
 def test_login_returns_tokens_user_and_records_event(api: Api) -> None:
@@ -159,17 +160,7 @@ def test_bearer_wins_when_both_credentials_are_sent(api: Api) -> None:
         ok(c.post("/cases", json={"title": "as the admin, not the key"}), 201)
 
 
-def _redis_available() -> bool:
-    try:
-        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2).ping()
-    except redis.RedisError:
-        if REQUIRE_SERVICES:
-            raise
-        return False
-    return True
-
-
-@pytest.mark.skipif(not _redis_available(), reason="Redis is not reachable (CI requires it)")
+@pytest.mark.skipif(not redis_available(), reason="Redis is not reachable (CI requires it)")
 def test_deny_list_in_redis(make_server) -> None:
     server = make_server(redis_url=REDIS_URL)
     session = server.login()

@@ -20,8 +20,9 @@ from cryptography.hazmat.primitives import serialization
 from joserfc.jwk import RSAKey
 
 from casefile.auth.oidc import FLOW_COOKIE, MIN_REFETCH_SECONDS
-from tests.conftest import Api, api_error, auth_error, free_port, new_case, ok, running_server
-from tests.oidc import (
+from tests.support.assertions import api_error, auth_error, ok
+from tests.support.factories import new_case
+from tests.support.oidc import (
     CLIENT_ID,
     CLIENT_SECRET,
     OTHER_RESOURCE,
@@ -33,6 +34,7 @@ from tests.oidc import (
     sign_in_at_provider,
     unsigned,
 )
+from tests.support.servers import Api, free_port, running_server
 
 
 def sso_settings(issuer: str) -> dict[str, Any]:

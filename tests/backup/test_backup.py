@@ -30,17 +30,12 @@ from casefile.db import make_engine
 from casefile.migrate import alembic_config
 from casefile.settings import Settings
 from casefile.webhooks import verify_signature
-from tests.conftest import (
-    BACKENDS,
-    Api,
-    fresh_database,
-    make_settings,
-    new_case,
-    ok,
-    running_server,
-    serving,
-)
-from tests.harness import CASEFILE, Receiver, receiver_server, settings_env, wait_until
+from tests.support.assertions import ok
+from tests.support.factories import new_case
+from tests.support.processes import CASEFILE, settings_env
+from tests.support.receivers import Receiver, receiver_server
+from tests.support.servers import BACKENDS, Api, fresh_database, make_settings, running_server, serving
+from tests.support.waiting import wait_until
 
 SECRET = "whsec_backup_0123456789abcdef"
 OTHER_SECRET = "whsec_other_hook_0123456789"

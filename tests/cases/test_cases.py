@@ -10,7 +10,9 @@ import httpx
 import pytest
 
 from casefile.cases.schemas import STATUSES, TRANSITIONS
-from tests.conftest import Api, api_error, auth_error, details, new_case, ok, unique
+from tests.support.assertions import api_error, auth_error, details, ok
+from tests.support.factories import new_case, unique
+from tests.support.servers import Api
 
 FULL = {
     "title": "Smith v. Jones",

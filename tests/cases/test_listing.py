@@ -6,7 +6,9 @@ import httpx
 import pytest
 
 from casefile.cases.schemas import PRIORITIES
-from tests.conftest import Api, api_error, new_case, ok, unique
+from tests.support.assertions import api_error, ok
+from tests.support.factories import new_case, unique
+from tests.support.servers import Api
 
 
 @pytest.fixture(scope="module")

@@ -10,18 +10,10 @@ import httpx
 import pytest
 
 from casefile.documents.sniff import SUPPORTED_TYPES
-from tests.conftest import (
-    Api,
-    api_error,
-    auth_error,
-    details,
-    make_settings,
-    new_case,
-    ok,
-    serving,
-)
-from tests.harness import Process
-from tests.test_documents import upload
+from tests.support.assertions import api_error, auth_error, details, ok
+from tests.support.factories import new_case, upload
+from tests.support.processes import Process
+from tests.support.servers import Api, make_settings, serving
 
 PDF = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n"
 

@@ -13,9 +13,10 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import Api, api_error, auth_error, details, new_case, ok
+from tests.support.assertions import api_error, auth_error, details, ok
+from tests.support.factories import TEXT, new_case, upload
+from tests.support.servers import Api
 
-TEXT = b"MEMORANDUM\n\nThe parties agree that delivery was due on 1 March 2025.\n"
 PDF = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n"
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + b"\x00" * 64
 EXE = b"MZ\x90\x00\x03\x00\x00\x00\x04\x00\x00\x00\xff\xff\x00\x00" + b"\x00" * 200
@@ -35,12 +36,6 @@ def plain_zip() -> bytes:
     with zipfile.ZipFile(buffer, "w") as z:
         z.writestr("notes.txt", "hello")
     return buffer.getvalue()
-
-
-def upload(client: httpx.Client, case_id: str, content: bytes = TEXT, name: str = "memo.txt", **form: Any):
-    return client.post(
-        f"/cases/{case_id}/documents", data=form, files={"file": (name, content, "text/plain")}
-    )
 
 
 class Storage:
@@ -97,7 +92,7 @@ def test_upload_returns_the_document_and_records_the_event(
     assert doc["file_name"] == "memo.txt" and doc["file_size"] == len(TEXT)
     assert doc["file_type"] == "text/plain" and doc["sha256"] == hashlib.sha256(TEXT).hexdigest()
     assert doc["uploaded_by"] == me["id"] and doc["ai"] is None
-    # These servers run with AI processing off (tests/test_ai_pipeline.py covers it on).
+    # These servers run with AI processing off (tests/ai/test_pipeline.py covers it on).
     assert doc["processing_status"] == "skipped"
     assert storage.path_of(doc["sha256"]).read_bytes() == TEXT
     [event] = api.events("document.uploaded", document_id=doc["id"])

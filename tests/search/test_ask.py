@@ -10,10 +10,10 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import Api, api_error, auth_error, details, new_case, ok
-from tests.test_search import Doc, add_document, search_api
-
-__all__ = ["search_api"]  # the module's server (AI processing off), shared with test_search
+from tests.support.assertions import api_error, auth_error, details, ok
+from tests.support.factories import new_case
+from tests.support.indexing import Doc, add_document
+from tests.support.servers import Api
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Search quality on the labelled corpus (tests/ai_quality): recall@5 and MRR of `/search` over
+"""Search quality on the labelled corpus (tests/ai/quality): recall@5 and MRR of `/search` over
 documents, for realistic lawyer queries, half of them paraphrases that share no key word with
 the documents they should find (checked here, so the set stays honest).
 
@@ -20,20 +20,21 @@ import pytest
 
 from casefile.ai.types import Chunk
 from casefile.search.service import content_words
-from tests.conftest import Api, new_case, ok
-from tests.test_search import search_api, store_passages
+from tests.support.assertions import ok
+from tests.support.factories import new_case
+from tests.support.indexing import store_passages
+from tests.support.servers import Api
 
-__all__ = ["search_api"]
-
-HERE = Path(__file__).parent / "ai_quality"
+CORPUS = Path(__file__).parents[1] / "ai" / "quality" / "corpus.jsonl"  # the AI tests' labelled set
+QUERIES = Path(__file__).parent / "quality" / "search_queries.jsonl"
 RECALL_AT_5_FLOOR = 0.75
 MRR_FLOOR = 0.70
 PARAPHRASE_RECALL_AT_5_FLOOR = 0.60
 PASSAGE_WORDS = 120
 
 
-def load(name: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (HERE / name).read_text().splitlines() if line.strip()]
+def load(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def passages(text: str) -> list[Chunk]:
@@ -63,7 +64,7 @@ def _shares_a_word(query: str, text: str) -> list[str]:
 @pytest.fixture(scope="module")
 def corpus_index(search_api: Api) -> Iterator[dict[str, str]]:
     """The corpus uploaded and indexed; maps document id -> corpus id."""
-    corpus = load("corpus.jsonl")
+    corpus = load(CORPUS)
     with search_api.admin() as admin:
         case = new_case(admin, title="Quality corpus")
         ids: dict[str, str] = {}
@@ -82,8 +83,8 @@ def corpus_index(search_api: Api) -> Iterator[dict[str, str]]:
 
 
 def test_paraphrase_queries_share_no_key_word_with_their_targets() -> None:
-    corpus = {item["id"]: item for item in load("corpus.jsonl")}
-    queries = load("search_queries.jsonl")
+    corpus = {item["id"]: item for item in load(CORPUS)}
+    queries = load(QUERIES)
     assert len(queries) >= 20
     assert sum(q["paraphrase"] for q in queries) >= len(queries) // 2
     for query in queries:
@@ -96,7 +97,7 @@ def test_paraphrase_queries_share_no_key_word_with_their_targets() -> None:
 
 
 def test_search_recall_and_mrr(search_api: Api, corpus_index: dict[str, str], capsys) -> None:
-    queries = load("search_queries.jsonl")
+    queries = load(QUERIES)
     results: list[dict[str, Any]] = []
     with search_api.admin() as admin:
         for query in queries:

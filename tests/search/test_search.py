@@ -7,88 +7,25 @@ background pipeline never replaces them behind a test's back.
 
 from __future__ import annotations
 
-import asyncio
 import html
 import random
-import re
 import secrets
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import pytest
 
-from casefile.ai.embedder import get_embedder
-from casefile.ai.types import Chunk
-from casefile.db import Database
-from casefile.search.repository import replace_document_chunks
-from tests.conftest import Api, api_error, auth_error, details, new_case, ok, running_server
-
-
-@pytest.fixture(scope="module")
-def search_api(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
-    with running_server(backend, tmp_path_factory.mktemp(f"search-{backend}"), ai_enabled=False) as server:
-        yield server
+from tests.support.assertions import api_error, auth_error, details, ok
+from tests.support.factories import new_case
+from tests.support.indexing import add_document, index_document
+from tests.support.servers import Api
 
 
 @pytest.fixture
 def admin(search_api: Api) -> Iterator[httpx.Client]:
     with search_api.admin() as client:
         yield client
-
-
-def chunk_pages(pages: list[str]) -> list[Chunk]:
-    """One passage per paragraph (blank-line separated), with offsets in its page's text."""
-    chunks: list[Chunk] = []
-    for number, page in enumerate(pages, start=1):
-        for match in re.finditer(r"\S(?:.|\n(?!\s*\n))*", page):
-            chunks.append(Chunk(len(chunks), number, match.start(), match.end(), match.group()))
-    return chunks
-
-
-def index_document(api: Api, document_id: str, case_id: str, pages: list[str]) -> list[Chunk]:
-    """Store the passages of `pages` for the document, as the pipeline would."""
-    chunks = chunk_pages(pages)
-    store_passages(api, document_id, case_id, chunks)
-    return chunks
-
-
-def store_passages(api: Api, document_id: str, case_id: str, chunks: list[Chunk]) -> None:
-    """Embed the passages and replace the document's with them, in a transaction of our own."""
-    vectors = get_embedder().embed([c.text for c in chunks])
-
-    async def run() -> None:
-        db = Database(api.settings)
-        try:
-            async with db.transaction() as session:
-                await replace_document_chunks(
-                    session, document_id=document_id, case_id=case_id, chunks=chunks, vectors=vectors
-                )
-        finally:
-            await db.dispose()
-
-    asyncio.run(run())
-
-
-@dataclass
-class Doc:
-    id: str
-    case_id: str
-    title: str
-    pages: list[str]
-
-
-def add_document(api: Api, client: httpx.Client, case_id: str, title: str, pages: list[str]) -> Doc:
-    body = "\f".join(pages).encode()
-    r = client.post(
-        f"/cases/{case_id}/documents",
-        data={"title": title},
-        files={"file": (f"{secrets.token_hex(4)}.txt", body, "text/plain")},
-    )
-    document = ok(r, 201)
-    index_document(api, document["id"], case_id, pages)
-    return Doc(document["id"], case_id, title, pages)
 
 
 def search(client: httpx.Client, q: str, **params: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:

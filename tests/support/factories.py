@@ -1,11 +1,44 @@
-"""Real files for the AI tests, built here: a multi-page text PDF (standard library only) and a
-DOCX (python-docx)."""
+"""Data a test sends: unique names, a new case, an upload, and real files for the AI tests built
+here: a multi-page text PDF (standard library only) and a DOCX (python-docx)."""
 
 from __future__ import annotations
 
 import io
+import secrets
+from typing import Any
 
 import docx
+import httpx
+
+from tests.support.assertions import ok
+
+# The content of an upload that gives none: a short memo.
+TEXT = b"MEMORANDUM\n\nThe parties agree that delivery was due on 1 March 2025.\n"
+
+
+def unique(prefix: str = "x") -> str:
+    return f"{prefix}{secrets.token_hex(5)}"
+
+
+def new_case(client: httpx.Client, **fields: Any) -> dict[str, Any]:
+    body = {
+        "title": fields.pop("title", unique("Case ")),
+        "case_number": fields.pop("case_number", unique("CN-")),
+        "case_type": "civil",
+        "jurisdiction": "California",
+        "client_name": "Acme Corp",
+        "description": "Contract dispute over delivery terms",
+        "status": "active",
+        "priority": "high",
+        **fields,
+    }
+    return dict(ok(client.post("/cases", json=body), 201))
+
+
+def upload(client: httpx.Client, case_id: str, content: bytes = TEXT, name: str = "memo.txt", **form: Any):
+    return client.post(
+        f"/cases/{case_id}/documents", data=form, files={"file": (name, content, "text/plain")}
+    )
 
 
 def _pdf_string(text: str) -> str:

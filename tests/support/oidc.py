@@ -1,5 +1,5 @@
 """A real OpenID provider for the single sign-on tests: panva/oidc-provider (OpenID Certified)
-run by node from tests/oidc_provider, on loopback, with keys the test generates (so a test can
+run by node from tests/support/oidc_provider, on loopback, with keys the test generates (so a test can
 also sign tokens the provider never issued, with the provider's own key). And a browser, done
 with httpx, that goes through the provider's sign-in."""
 
@@ -24,7 +24,7 @@ import pytest
 from joserfc import jwt
 from joserfc.jwk import KeySet, RSAKey
 
-from tests.conftest import free_port
+from tests.support.servers import free_port
 
 PROVIDER_DIR = Path(__file__).parent / "oidc_provider"
 CLIENT_ID = "casefile-sso"
@@ -49,7 +49,7 @@ def _tool(name: str) -> str:
     if path is None:
         pytest.fail(
             f"`{name}` is not installed: the single sign-on tests run a real OpenID provider "
-            "(tests/oidc_provider, node >= 20 and npm)",
+            "(tests/support/oidc_provider, node >= 20 and npm)",
             pytrace=False,
         )
     return path

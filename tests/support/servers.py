@@ -1,8 +1,8 @@
 """Test servers on real databases, reached over real HTTP on loopback.
 
-Every test that takes `api` runs once per database: SQLite always, PostgreSQL when it is
-reachable (CASEFILE_TEST_POSTGRES_URL, default the local server). With
-CASEFILE_TEST_REQUIRE_POSTGRES=1 (CI) an unreachable PostgreSQL fails the run instead of
+Every test that takes `api` (a fixture of tests/support/plugin.py) runs once per database: SQLite
+always, PostgreSQL when it is reachable (CASEFILE_TEST_POSTGRES_URL, default the local server).
+With CASEFILE_TEST_REQUIRE_POSTGRES=1 (CI) an unreachable PostgreSQL fails the run instead of
 silently testing SQLite alone. Each server gets a fresh database of its own.
 """
 
@@ -22,7 +22,7 @@ from typing import Any
 
 import asyncpg
 import httpx
-import pytest
+import redis
 import uvicorn
 from fastapi import FastAPI
 from sqlalchemy import text
@@ -56,6 +56,16 @@ def _postgres_reachable() -> bool:
 
 
 BACKENDS = ["sqlite", *(["postgresql"] if _postgres_reachable() else [])]
+
+
+def redis_available() -> bool:
+    try:
+        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2).ping()
+    except redis.RedisError:
+        if REQUIRE_SERVICES:
+            raise
+        return False
+    return True
 
 
 async def _pg_admin(sql: str) -> None:
@@ -185,7 +195,7 @@ def make_settings(data_dir: Path, database_url: str | None, **overrides: Any) ->
         "rate_limit_api_key": "100000/hour",
         "rate_limit_admin": "100000/hour",
         "rate_limit_login": "100000/minute",
-        # Documents are processed only where a test is about processing (tests/test_ai_*.py).
+        # Documents are processed only where a test is about processing (tests/ai/).
         "ai_enabled": False,
         **overrides,
     }
@@ -237,93 +247,3 @@ def running_server(backend: str, tmp: Path, app_hook: Any = None, **overrides: A
         serving(make_settings(data_dir, url, **overrides), app_hook) as api,
     ):
         yield api
-
-
-@pytest.fixture(scope="session", params=BACKENDS)
-def backend(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture(scope="session")
-def api(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
-    """One server per database, shared by the tests (they use unique data)."""
-    with running_server(backend, tmp_path_factory.mktemp(backend)) as server:
-        yield server
-
-
-@pytest.fixture
-def database(backend: str, tmp_path: Path) -> Iterator[tuple[Path, str | None]]:
-    """A data dir and a fresh database of `backend` (None: SQLite in the data dir), for tests
-    that run several servers or workers on one database."""
-    data_dir = tmp_path / "data"
-    with fresh_database(backend, data_dir) as url:
-        yield data_dir, url
-
-
-@pytest.fixture
-def make_server(backend: str, tmp_path: Path) -> Iterator[Any]:
-    """Start extra servers with other settings, each on a fresh database of the same backend."""
-    stack: list[Any] = []
-
-    def start(app_hook: Any = None, **overrides: Any) -> Api:
-        cm = running_server(backend, tmp_path, app_hook, **overrides)
-        stack.append(cm)
-        return cm.__enter__()
-
-    yield start
-    for cm in reversed(stack):
-        cm.__exit__(None, None, None)
-
-
-@pytest.fixture
-def admin(api: Api) -> Iterator[httpx.Client]:
-    with api.admin() as client:
-        yield client
-
-
-def unique(prefix: str = "x") -> str:
-    return f"{prefix}{secrets.token_hex(5)}"
-
-
-def ok(response: httpx.Response, status: int = 200) -> Any:
-    assert response.status_code == status, f"{response.status_code}: {response.text}"
-    body = response.json()
-    assert body["success"] is True
-    assert response.headers["x-request-id"] == body["meta"]["request_id"]
-    return body["data"]
-
-
-def api_error(response: httpx.Response, status: int, code: str) -> dict[str, Any]:
-    assert response.status_code == status, f"{response.status_code}: {response.text}"
-    body = response.json()
-    assert body["success"] is False and body["error"]["code"] == code, body
-    assert body["meta"]["request_id"] == response.headers["x-request-id"]
-    return dict(body["error"])
-
-
-def auth_error(response: httpx.Response, status: int, error_code: str) -> dict[str, Any]:
-    assert response.status_code == status, f"{response.status_code}: {response.text}"
-    body = response.json()
-    assert body["error_code"] == error_code, body
-    assert body["error"] == ("unauthorized" if status == 401 else "forbidden")
-    assert body["request_id"] == response.headers["x-request-id"]
-    return dict(body)
-
-
-def details(error: dict[str, Any]) -> dict[str, str]:
-    return {d["field"]: d["message"] for d in error.get("details") or []}
-
-
-def new_case(client: httpx.Client, **fields: Any) -> dict[str, Any]:
-    body = {
-        "title": fields.pop("title", unique("Case ")),
-        "case_number": fields.pop("case_number", unique("CN-")),
-        "case_type": "civil",
-        "jurisdiction": "California",
-        "client_name": "Acme Corp",
-        "description": "Contract dispute over delivery terms",
-        "status": "active",
-        "priority": "high",
-        **fields,
-    }
-    return dict(ok(client.post("/cases", json=body), 201))

@@ -9,7 +9,8 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from tests.conftest import Api, api_error, ok
+from tests.support.assertions import api_error, ok
+from tests.support.servers import Api
 
 TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 

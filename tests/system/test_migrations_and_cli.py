@@ -18,7 +18,7 @@ from casefile.db import make_engine
 from casefile.migrate import upgrade
 from casefile.models import Base
 from casefile.settings import Settings
-from tests.conftest import fresh_running_database_url
+from tests.support.servers import fresh_running_database_url
 
 CASEFILE = str(Path(sys.executable).with_name("casefile"))
 

@@ -14,16 +14,9 @@ import pytest
 from pydantic import ValidationError
 
 from casefile.settings import Settings
-from tests.conftest import (
-    ADMIN_EMAIL,
-    ADMIN_PASSWORD,
-    REDIS_URL,
-    api_error,
-    make_settings,
-    ok,
-)
-from tests.harness import Process
-from tests.test_auth import _redis_available
+from tests.support.assertions import api_error, ok
+from tests.support.processes import Process
+from tests.support.servers import ADMIN_EMAIL, ADMIN_PASSWORD, REDIS_URL, make_settings, redis_available
 
 TIGHT = {
     "rate_limit_user": "6/hour",
@@ -111,7 +104,7 @@ def test_limits_in_the_wrong_notation_are_refused_at_start() -> None:
         Settings(_env_file=None, rate_limit_user="a thousand an hour")
 
 
-@pytest.mark.skipif(not _redis_available(), reason="Redis is not reachable (CI requires it)")
+@pytest.mark.skipif(not redis_available(), reason="Redis is not reachable (CI requires it)")
 def test_two_processes_on_one_redis_share_the_count_exactly(
     database: tuple[Path, str | None], tmp_path: Path
 ) -> None:

@@ -11,9 +11,10 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from tests.conftest import REDIS_URL, api_error, make_settings, ok, serving
-from tests.harness import receiver_server, wait_until
-from tests.test_auth import _redis_available
+from tests.support.assertions import api_error, ok
+from tests.support.receivers import receiver_server
+from tests.support.servers import REDIS_URL, make_settings, redis_available, serving
+from tests.support.waiting import wait_until
 
 
 def add_failing_routes(app: FastAPI) -> None:
@@ -55,7 +56,7 @@ def test_an_unhandled_error_emits_system_error_once_a_minute(make_server) -> Non
         assert "hunter2" not in json.dumps(server.events("system.error"))
 
 
-@pytest.mark.skipif(not _redis_available(), reason="Redis is not reachable (CI requires it)")
+@pytest.mark.skipif(not redis_available(), reason="Redis is not reachable (CI requires it)")
 def test_with_redis_the_minute_holds_across_processes(
     database: tuple[Path, str | None], tmp_path: Path
 ) -> None:

@@ -13,8 +13,9 @@ import httpx
 import pytest
 import trustme
 
-from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, auth_error, make_settings, ok
-from tests.harness import Process
+from tests.support.assertions import auth_error, ok
+from tests.support.processes import Process
+from tests.support.servers import ADMIN_EMAIL, ADMIN_PASSWORD, make_settings
 
 HSTS = "max-age=31536000; includeSubDomains"
 OUTSIDE = "203.0.113.7"  # a documentation address, standing for a client on the internet

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import httpx
 
-from tests.conftest import ADMIN_EMAIL, Api, api_error, auth_error, details, ok, unique
+from tests.support.assertions import api_error, auth_error, details, ok
+from tests.support.factories import unique
+from tests.support.servers import ADMIN_EMAIL, Api
 
 
 def test_create_get_list_user(api: Api, admin: httpx.Client) -> None:

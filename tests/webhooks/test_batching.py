@@ -20,7 +20,8 @@ from casefile.webhooks.delivery import Claim, Outcome
 from casefile.webhooks.models import Delivery
 from casefile.webhooks.ssrf import GuardedTransport
 from casefile.worker.loop import HttpClients, OutcomeRecorder
-from tests.conftest import Api, fresh_database, make_settings, ok, serving
+from tests.support.assertions import ok
+from tests.support.servers import Api, fresh_database, make_settings, serving
 
 SECRET = "whsec_batching_0123456789"
 

@@ -7,25 +7,19 @@ crashed worker's delivery is taken over within seconds.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import pytest
 
 from casefile.settings import Settings
 from casefile.webhooks.delivery import LOST_ATTEMPT
-from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, Api, make_settings, ok, serving
-from tests.harness import Process, Receiver, receiver_server, wait_until
+from tests.support.assertions import ok
+from tests.support.processes import Process
+from tests.support.servers import ADMIN_EMAIL, ADMIN_PASSWORD, Api, make_settings, serving
+from tests.support.waiting import wait_until
 
 SECRET = "whsec_reliability_0123456789"
 FAST = {"webhook_timeout_seconds": 3, "worker_lease_margin_seconds": 1, "worker_poll_seconds": 0.2}
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    with receiver_server() as r:
-        yield r
 
 
 def admin_client(base: str) -> httpx.Client:

@@ -16,16 +16,13 @@ from casefile.secretbox import SecretBox
 from casefile.webhooks import SignatureError, verify_signature
 from casefile.webhooks.signing import signature_headers
 from casefile.webhooks.ssrf import GuardedBackend, is_forbidden
-from tests.conftest import Api, api_error, details, new_case, ok, running_server, unique
-from tests.harness import Receiver, receiver_server, wait_until
+from tests.support.assertions import api_error, details, ok
+from tests.support.factories import new_case, unique
+from tests.support.receivers import receiver_server
+from tests.support.servers import Api, running_server
+from tests.support.waiting import wait_until
 
 SECRET = "whsec_test_0123456789abcdef"
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    with receiver_server() as r:
-        yield r
 
 
 @pytest.fixture
