@@ -42,7 +42,7 @@ def make_pdf(path: Path, pages: int) -> int:
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the project root, for tests/
-    from tests.samples import text_pdf  # the stdlib PDF writer the tests use
+    from tests.support.factories import text_pdf  # the stdlib PDF writer the tests use
 
     texts = []
     for number in range(pages):

@@ -1,0 +1,122 @@
+"""The tests' fixtures, loaded by tests/conftest.py.
+
+Servers: `api` (one per database for the whole run), `search_api` (one per module, AI processing
+off), `make_server` (more servers with other settings), `database` (an empty database for tests
+that start servers or workers themselves). Service-level tests: `db_session`, a session on a
+migrated database whose transaction is rolled back after each test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
+
+from casefile.db import make_engine
+from casefile.migrate import upgrade
+from casefile.settings import Settings
+from tests.support.receivers import Receiver, receiver_server
+from tests.support.servers import BACKENDS, Api, fresh_database, make_settings, running_server
+
+
+@pytest.fixture(scope="session", params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture(scope="session")
+def api(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
+    """One server per database, shared by the tests (they use unique data)."""
+    with running_server(backend, tmp_path_factory.mktemp(backend)) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def search_api(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
+    """A server of the module's own with AI processing off, so that the background pipeline never
+    replaces the passages a search test stored (tests.support.indexing) behind its back."""
+    with running_server(backend, tmp_path_factory.mktemp(f"search-{backend}"), ai_enabled=False) as server:
+        yield server
+
+
+@pytest.fixture
+def database(backend: str, tmp_path: Path) -> Iterator[tuple[Path, str | None]]:
+    """A data dir and a fresh database of `backend` (None: SQLite in the data dir), for tests
+    that run several servers or workers on one database."""
+    data_dir = tmp_path / "data"
+    with fresh_database(backend, data_dir) as url:
+        yield data_dir, url
+
+
+@pytest.fixture
+def make_server(backend: str, tmp_path: Path) -> Iterator[Any]:
+    """Start extra servers with other settings, each on a fresh database of the same backend."""
+    stack: list[Any] = []
+
+    def start(app_hook: Any = None, **overrides: Any) -> Api:
+        cm = running_server(backend, tmp_path, app_hook, **overrides)
+        stack.append(cm)
+        return cm.__enter__()
+
+    yield start
+    for cm in reversed(stack):
+        cm.__exit__(None, None, None)
+
+
+@pytest.fixture
+def admin(api: Api) -> Iterator[httpx.Client]:
+    with api.admin() as client:
+        yield client
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    with receiver_server() as r:
+        yield r
+
+
+# --- service-level tests: rules checked on a session, without a server ----------------------------
+
+
+@pytest.fixture(scope="session")
+def anyio_backend() -> str:
+    """The event loop of `@pytest.mark.anyio` tests: asyncio (SQLAlchemy's async drivers need it),
+    one for the whole run, so that `db_engine` and its connections serve every test."""
+    return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def db_settings(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
+    """A fresh database of `backend` with the schema made by the migrations, for the run."""
+    data_dir = tmp_path_factory.mktemp(f"service-{backend}")
+    with fresh_database(backend, data_dir) as url:
+        settings = make_settings(data_dir, url)
+        upgrade(settings)
+        yield settings
+
+
+@pytest.fixture(scope="session")
+async def db_engine(db_settings: Settings, anyio_backend: str) -> AsyncIterator[AsyncEngine]:
+    engine = make_engine(db_settings, immediate=True)
+    yield engine
+    await engine.dispose()
+
+
+@pytest.fixture
+async def db_session(db_engine: AsyncEngine) -> AsyncIterator[AsyncSession]:
+    """A session in a transaction that is rolled back after the test. What the code under test
+    commits or nests becomes a savepoint inside it, so nothing a test writes outlives the test."""
+    async with db_engine.connect() as connection:
+        transaction = await connection.begin()
+        session = AsyncSession(
+            bind=connection, join_transaction_mode="create_savepoint", expire_on_commit=False
+        )
+        try:
+            yield session
+        finally:
+            await session.close()
+            await transaction.rollback()

@@ -1,0 +1,106 @@
+"""Envelopes, request ids, the error path, health, OpenAPI, the /api alias."""
+
+from __future__ import annotations
+
+import logging
+import re
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from tests.support.assertions import api_error, ok
+from tests.support.servers import Api
+
+TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
+
+
+def test_health_and_readiness_need_no_credentials(api: Api) -> None:
+    assert ok(httpx.get(api.root + "/healthz"))["status"] == "ok"
+    assert ok(httpx.get(api.root + "/readyz"))["status"] == "ready"
+
+
+def test_success_envelope_and_request_id(admin: httpx.Client) -> None:
+    r = admin.get("/users/me")
+    body = r.json()
+    assert body["success"] is True
+    assert re.match(r"^req_[0-9a-z]{26}$", body["meta"]["request_id"])
+    assert TIMESTAMP.match(body["meta"]["timestamp"])
+    assert r.headers["x-request-id"] == body["meta"]["request_id"]
+
+
+def test_well_formed_incoming_request_id_is_echoed(admin: httpx.Client) -> None:
+    r = admin.get("/users/me", headers={"X-Request-ID": "trace-42.a_b"})
+    assert r.headers["x-request-id"] == "trace-42.a_b" == r.json()["meta"]["request_id"]
+    bad = admin.get("/users/me", headers={"X-Request-ID": "no spaces or <tags>"})
+    assert bad.headers["x-request-id"].startswith("req_")
+
+
+def test_unknown_route_and_wrong_method(api: Api, admin: httpx.Client) -> None:
+    api_error(admin.get("/no-such-thing"), 404, "NOT_FOUND")
+    api_error(httpx.get(api.root + "/nowhere"), 404, "NOT_FOUND")
+    api_error(admin.request("PATCH", "/auth/login"), 405, "METHOD_NOT_ALLOWED")
+
+
+def test_malformed_json_is_validation_error_on_field_body(admin: httpx.Client) -> None:
+    r = admin.post("/cases", content=b'{"title": ', headers={"Content-Type": "application/json"})
+    error = api_error(r, 422, "VALIDATION_ERROR")
+    assert [d["field"] for d in error["details"]] == ["body"]
+
+
+def test_json_body_over_one_mebibyte_is_413(admin: httpx.Client) -> None:
+    big = b'{"title": "' + b"a" * (1024 * 1024) + b'"}'
+    api_error(
+        admin.post("/cases", content=big, headers={"Content-Type": "application/json"}),
+        413,
+        "PAYLOAD_TOO_LARGE",
+    )
+
+    def chunks():  # no Content-Length: the limit must hold while reading
+        yield b'{"title": "'
+        for _ in range(20):
+            yield b"a" * 65536
+        yield b'"}'
+
+    r = admin.post("/cases", content=chunks(), headers={"Content-Type": "application/json"})
+    api_error(r, 413, "PAYLOAD_TOO_LARGE")
+
+
+def test_json_endpoint_refuses_other_content_types(admin: httpx.Client) -> None:
+    r = admin.post("/cases", content=b"title=x", headers={"Content-Type": "text/plain"})
+    api_error(r, 415, "UNSUPPORTED_MEDIA_TYPE")
+
+
+def test_unknown_body_fields_are_refused(admin: httpx.Client) -> None:
+    error = api_error(admin.post("/cases", json={"title": "t", "colour": "red"}), 422, "VALIDATION_ERROR")
+    assert error["details"] == [{"field": "colour", "message": "Unknown field"}]
+
+
+def test_unexpected_error_is_500_without_internals(make_server, caplog: pytest.LogCaptureFixture) -> None:
+    def add_failing_route(app: FastAPI) -> None:
+        @app.get("/explode")
+        async def explode() -> None:
+            raise RuntimeError("database password is hunter2")
+
+    server = make_server(app_hook=add_failing_route)
+    with caplog.at_level(logging.ERROR, logger="casefile.errors"):
+        r = httpx.get(server.root + "/explode")
+    error = api_error(r, 500, "INTERNAL_ERROR")
+    assert "hunter2" not in r.text and "Traceback" not in r.text
+    assert error["message"] == "An unexpected error occurred"
+    request_id = r.headers["x-request-id"]
+    assert any(request_id in rec.getMessage() and rec.exc_info for rec in caplog.records)
+
+
+def test_unversioned_alias_serves_the_same_handlers(api: Api) -> None:
+    token = api.admin_token
+    v1 = httpx.get(api.base + "/users/me", headers={"Authorization": f"Bearer {token}"})
+    alias = httpx.get(api.root + "/api/users/me", headers={"Authorization": f"Bearer {token}"})
+    assert ok(v1) == ok(alias)
+
+
+def test_openapi_and_docs(api: Api) -> None:
+    spec = httpx.get(api.root + "/openapi.json").json()
+    assert "/api/v1/cases" in spec["paths"] and "/api/v1/auth/login" in spec["paths"]
+    assert not any(p.startswith("/api/cases") for p in spec["paths"])  # the alias is not listed twice
+    assert httpx.get(api.root + "/docs").status_code == 200

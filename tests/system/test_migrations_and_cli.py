@@ -1,0 +1,121 @@
+"""Migrations (match the models, idempotent, safe in parallel) and the command line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+
+from casefile.db import make_engine
+from casefile.migrate import upgrade
+from casefile.models import Base
+from casefile.settings import Settings
+from tests.support.servers import fresh_running_database_url
+
+CASEFILE = str(Path(sys.executable).with_name("casefile"))
+
+
+def _env(settings: Settings) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CASEFILE_")}
+    env["CASEFILE_DATA_DIR"] = str(settings.data_dir)
+    if settings.database_url:
+        env["CASEFILE_DATABASE_URL"] = settings.database_url
+    return env
+
+
+@pytest.fixture
+def blank(backend: str, tmp_path: Path):
+    with fresh_running_database_url(backend, tmp_path) as settings:
+        yield settings
+
+
+def _schema_differences(settings: Settings) -> list[object]:
+    def compare(connection) -> list[object]:
+        context = MigrationContext.configure(connection, opts={"compare_type": True})
+        with warnings.catch_warnings():
+            # SQLite cannot reflect expression indexes (lower(email), lower(title)); PostgreSQL
+            # can, and there they are compared too.
+            warnings.filterwarnings("ignore", "Skipped unsupported reflection of expression-based index")
+            warnings.filterwarnings("ignore", ".*expression-based index.*", UserWarning)
+            return list(compare_metadata(context, Base.metadata))
+
+    async def run() -> list[object]:
+        engine = make_engine(settings, immediate=True, pooled=False)
+        try:
+            async with engine.connect() as conn:
+                return await conn.run_sync(compare)
+        finally:
+            await engine.dispose()
+
+    # Search structures live outside the models on purpose (FTS5 tables, the generated tsvector).
+    ignored = (
+        "cases_fts",
+        "document_chunks_fts",
+        "search_vector",
+        "ix_cases_search_vector",
+        "ix_document_chunks_search_vector",
+        "alembic_version",
+    )
+    return [d for d in asyncio.run(run()) if not any(name in repr(d) for name in ignored)]
+
+
+def test_migrations_build_exactly_the_models(blank: Settings) -> None:
+    upgrade(blank)
+    assert _schema_differences(blank) == []
+
+
+def test_migrate_is_idempotent_and_safe_in_parallel(blank: Settings) -> None:
+    runs = [
+        subprocess.Popen(
+            [CASEFILE, "migrate"], env=_env(blank), stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        )
+        for _ in range(3)
+    ]
+    for run in runs:
+        out, _ = run.communicate(timeout=120)
+        assert run.returncode == 0, out.decode()
+    upgrade(blank)  # and once more: nothing to do
+    assert _schema_differences(blank) == []
+
+
+def test_create_admin_command_and_login(blank: Settings) -> None:
+    args = [
+        CASEFILE,
+        "users",
+        "create-admin",
+        "--email",
+        "boss@casefile.test",
+        "--password",
+        "Boss-Passw0rd-123",
+    ]
+    first = subprocess.run(args, env=_env(blank), capture_output=True, text=True, timeout=120, check=False)
+    assert first.returncode == 0 and "created administrator" in first.stdout, first.stderr
+    again = subprocess.run(args, env=_env(blank), capture_output=True, text=True, timeout=120, check=False)
+    assert again.returncode == 0 and "already exists" in again.stdout
+    weak = subprocess.run(
+        [CASEFILE, "users", "create-admin", "--email", "w@casefile.test", "--password", "short"],
+        env=_env(blank),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert weak.returncode != 0 and "password" in weak.stderr.lower()
+
+
+def test_openapi_command_prints_the_document(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CASEFILE_")}
+    env["CASEFILE_DATA_DIR"] = str(tmp_path)
+    out = subprocess.run(
+        [CASEFILE, "openapi"], env=env, capture_output=True, text=True, timeout=60, check=True
+    )
+    spec = json.loads(out.stdout)
+    assert spec["info"]["title"] == "Casefile" and "/api/v1/cases/{case_id}" in spec["paths"]

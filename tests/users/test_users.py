@@ -1,0 +1,93 @@
+"""User endpoints (contract §10): admin-only management, roles, the last administrator."""
+
+from __future__ import annotations
+
+import httpx
+
+from tests.support.assertions import api_error, auth_error, details, ok
+from tests.support.factories import unique
+from tests.support.servers import ADMIN_EMAIL, Api
+
+
+def test_create_get_list_user(api: Api, admin: httpx.Client) -> None:
+    email = f"{unique('Mixed.Case')}@Casefile.test"
+    user = ok(
+        admin.post("/users", json={"email": email, "name": "Ada", "password": "x" * 12, "role": "attorney"}),
+        201,
+    )
+    assert user["id"].startswith("user_") and user["role"] == "attorney" and user["active"] is True
+    assert set(user) == {"id", "email", "name", "role", "active", "created_at", "updated_at", "last_login_at"}
+    assert ok(admin.get(f"/users/{user['id']}")) == user
+    listed = admin.get("/users", params={"search": email.split("@", maxsplit=1)[0][:10], "limit": 5})
+    assert user["id"] in [u["id"] for u in ok(listed)]
+    stored = api.sql("SELECT password_hash FROM users WHERE id = :id", id=user["id"])[0][0]
+    assert stored.startswith("$argon2id$")
+
+
+def test_email_is_unique_whatever_its_case(admin: httpx.Client) -> None:
+    email = f"{unique('dup')}@casefile.test"
+    ok(admin.post("/users", json={"email": email, "name": "A", "password": "x" * 12}), 201)
+    r = admin.post("/users", json={"email": email.upper(), "name": "B", "password": "x" * 12})
+    assert details(api_error(r, 422, "VALIDATION_ERROR")) == {"email": "Email is already registered"}
+
+
+def test_user_validation(admin: httpx.Client) -> None:
+    r = admin.post("/users", json={"email": "not-an-email", "name": "", "password": "short", "role": "god"})
+    assert set(details(api_error(r, 422, "VALIDATION_ERROR"))) == {"email", "name", "password", "role"}
+
+
+def test_role_change_emits_permissions_changed(api: Api, admin: httpx.Client) -> None:
+    user, _ = api.make_user("viewer")
+    ok(admin.patch(f"/users/{user['id']}", json={"role": "attorney", "name": "Renamed"}))
+    [event] = api.events("user.permissions_changed", user_id=user["id"])
+    assert event["changes"] == {"role": {"from": "viewer", "to": "attorney"}}
+    ok(admin.patch(f"/users/{user['id']}", json={"name": "Renamed again"}))  # not a permission change
+    assert len(api.events("user.permissions_changed", user_id=user["id"])) == 1
+
+
+def test_password_change_ends_sessions(api: Api, admin: httpx.Client) -> None:
+    user, token = api.make_user("paralegal")
+    ok(admin.patch(f"/users/{user['id']}", json={"password": "A-brand-new-passw0rd"}))
+    with api.client(token=token) as c:
+        auth_error(c.get("/users/me"), 401, "AUTH_001")
+    assert api.login(user["email"], "A-brand-new-passw0rd")["token"]
+
+
+def test_only_user_managers_manage_users(api: Api) -> None:
+    _, token = api.make_user("attorney")
+    with api.client(token=token) as c:
+        auth_error(c.get("/users"), 403, "AUTH_010")
+        auth_error(
+            c.post("/users", json={"email": "a@b.test", "name": "x", "password": "x" * 12}), 403, "AUTH_010"
+        )
+        assert ok(c.get("/users/me"))["role"] == "attorney"
+    key = api.make_key(["read:users"])
+    with api.client(api_key=key["key"]) as c:
+        assert ok(c.get("/users"))
+
+
+def test_delete_user(api: Api, admin: httpx.Client) -> None:
+    user, token = api.make_user("viewer")
+    assert ok(admin.delete(f"/users/{user['id']}")) == {"id": user["id"], "deleted": True}
+    api_error(admin.get(f"/users/{user['id']}"), 404, "NOT_FOUND")
+    with api.client(token=token) as c:
+        auth_error(c.get("/users/me"), 401, "AUTH_001")
+
+
+def test_the_last_administrator_stays(make_server) -> None:
+    server = make_server()
+    with server.admin() as admin:
+        me = ok(admin.get("/users/me"))
+        assert me["email"] == ADMIN_EMAIL
+        api_error(admin.patch(f"/users/{me['id']}", json={"role": "viewer"}), 409, "CONFLICT")
+        api_error(admin.patch(f"/users/{me['id']}", json={"active": False}), 409, "CONFLICT")
+        api_error(admin.delete(f"/users/{me['id']}"), 409, "CONFLICT")
+        second, _ = server.make_user("admin")
+        ok(admin.patch(f"/users/{second['id']}", json={"role": "viewer"}))  # another admin remains
+    with server.admin() as admin:
+        assert ok(admin.get("/users/me"))["role"] == "admin"
+
+
+def test_missing_user_is_404(admin: httpx.Client) -> None:
+    api_error(admin.get("/users/user_nope"), 404, "NOT_FOUND")
+    api_error(admin.patch("/users/user_nope", json={"name": "x"}), 404, "NOT_FOUND")
