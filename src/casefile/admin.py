@@ -1,6 +1,6 @@
 """The `/admin` area: every route in it needs an administrator's access token (API keys never
-qualify, contract §4). The check runs for unknown `/admin` paths too, so that only administrators
-learn which admin endpoints exist; an administrator gets 404 for an unknown one."""
+qualify, docs/api-conventions.md#permissions). The check runs for unknown `/admin` paths too, so that only
+administrators learn which admin endpoints exist; an administrator gets 404 for an unknown one."""
 
 from __future__ import annotations
 

@@ -77,7 +77,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     api = build_api_router()
     app.include_router(api, prefix="/api/v1")
-    # The unversioned prefix is an alias of the current version (contract §1).
+    # The unversioned prefix is an alias of the current version (docs/api-conventions.md#versioning).
     app.include_router(api, prefix="/api", include_in_schema=False)
 
     @app.get("/healthz", tags=["health"])

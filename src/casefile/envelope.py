@@ -1,4 +1,4 @@
-"""Response envelopes (contract §2) and the request id that every response carries."""
+"""Response envelopes (docs/api-conventions.md#envelopes) and the request id that every response carries."""
 
 from __future__ import annotations
 

@@ -53,7 +53,8 @@ def auth_error_response(exc: AuthError) -> JSONResponse:
 
 
 def _field_path(loc: tuple[Any, ...]) -> str:
-    """`("body", "retry_policy", "max_attempts")` → `retry_policy.max_attempts` (contract §3)."""
+    """`("body", "retry_policy", "max_attempts")` → `retry_policy.max_attempts`
+    (docs/api-conventions.md#errors)."""
     parts = [str(p) for p in loc]
     if parts and parts[0] in ("body", "query", "path", "header", "cookie", "form"):
         parts = parts[1:]

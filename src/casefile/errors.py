@@ -1,7 +1,7 @@
 """Every error class of the service. The API's errors know their status and code, and
 `error_handlers.py` turns them into bodies: authentication and permission failures (401/403,
-`AuthError`) use the spec's authentication error body; everything else (`AppError`) uses the API
-error envelope (contract §3). Last, the one error of the webhook receivers' helper.
+`AuthError`) use the authentication error body; everything else (`AppError`) uses the API
+error envelope (docs/api-conventions.md#errors). Last, the one error of the webhook receivers' helper.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ class ErrorDetail:
 
 @unique  # two codes with the same status and message would silently be one
 class ErrorCode(Enum):
-    """The codes of the API error envelope (contract §3): the status each answers with, and the
-    message used when the raiser gives none."""
+    """The codes of the API error envelope (docs/api-conventions.md#errors): the status each answers with, and
+    the message used when the raiser gives none."""
 
     INTERNAL_ERROR = 500, "An unexpected error occurred"
     VALIDATION_ERROR = 422, "The request is not valid"
@@ -126,8 +126,8 @@ class Forbidden(AuthError):
     status_code, error = 403, "forbidden"
 
 
-# The catalogue of authentication errors (contract §3), so the codes live in one place. Each is
-# called to make a fresh exception: `raise invalid_token()`.
+# The catalogue of authentication errors (docs/api-conventions.md#errors), so the codes live in one place.
+# Each is called to make a fresh exception: `raise invalid_token()`.
 invalid_token = partial(Unauthorized, "AUTH_001", "The access token is invalid, expired or revoked")
 no_credentials = partial(Unauthorized, "AUTH_002", "Authentication is required")
 invalid_api_key = partial(Unauthorized, "AUTH_003", "The API key is unknown, revoked or expired")

@@ -2,7 +2,7 @@
 
 A resource describes itself once with a `ListSpec`; `list_query(spec)` makes the FastAPI dependency
 (documented parameters included) and `fetch_page` runs the two queries (rows and total) with the
-same conditions. Every list endpoint goes through here (contract §5).
+same conditions. Every list endpoint goes through here (docs/api-conventions.md#lists).
 """
 
 from __future__ import annotations

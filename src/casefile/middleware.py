@@ -128,7 +128,7 @@ HSTS_VALUE = "max-age=31536000; includeSubDomains"
 
 
 class TransportSecurityMiddleware(HttpMiddleware):
-    """HTTPS rules (contract §11): answers given over HTTPS carry HSTS; with `require_https`,
+    """HTTPS rules (docs/api-conventions.md#https): answers given over HTTPS carry HSTS; with `require_https`,
     plain-HTTP requests are refused with AUTH_020 before any body is read, except from loopback
     (health checks, a local proxy) and for `/healthz`.
 

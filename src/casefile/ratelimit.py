@@ -1,4 +1,4 @@
-"""Rate limits (contract §9), counted by the `limits` library in a moving window.
+"""Rate limits (docs/api-conventions.md#rate-limits), counted by the `limits` library in a moving window.
 
 Four buckets; a request counts in exactly one:
 

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, PlainSerializer
 
 from casefile.clock import format_timestamp
 
-# Every timestamp leaves the service as ISO 8601 UTC with a `Z` (contract §2).
+# Every timestamp leaves the service as ISO 8601 UTC with a `Z` (docs/api-conventions.md#envelopes).
 Timestamp = Annotated[datetime, PlainSerializer(format_timestamp, return_type=str)]
 
 

@@ -41,7 +41,7 @@ async def test_an_allowed_move_is_made_and_announced(
     db_session: AsyncSession, start: str, target: str
 ) -> None:
     case = await create_case(db_session, ACTOR, CaseCreate(title="Lifecycle", status=start))
-    moved = await update_case(db_session, ACTOR, case.id, CaseUpdate(status=target))
+    moved = await update_case(db_session, ACTOR, case, CaseUpdate(status=target))
     assert moved.status == target
     assert await recorded(db_session, "case.status_changed") == [
         {"case_id": case.id, "from": start, "to": target, "changed_by": ACTOR.id}
@@ -52,7 +52,7 @@ async def test_an_allowed_move_is_made_and_announced(
 async def test_a_refused_move_changes_nothing(db_session: AsyncSession, start: str, target: str) -> None:
     case = await create_case(db_session, ACTOR, CaseCreate(title="Lifecycle", status=start))
     with pytest.raises(InvalidStatusTransition, match=f"cannot move from {start} to {target}"):
-        await update_case(db_session, ACTOR, case.id, CaseUpdate(status=target))
+        await update_case(db_session, ACTOR, case, CaseUpdate(status=target))
     await db_session.refresh(case)
     assert case.status == start
     assert await recorded(db_session, "case.status_changed") == []
@@ -62,7 +62,7 @@ async def test_a_refused_move_changes_nothing(db_session: AsyncSession, start: s
 async def test_the_refusal_names_the_moves_that_are_allowed(db_session: AsyncSession) -> None:
     case = await create_case(db_session, ACTOR, CaseCreate(title="Lifecycle", status="archived"))
     with pytest.raises(InvalidStatusTransition) as refused:
-        await update_case(db_session, ACTOR, case.id, CaseUpdate(status="active"))
+        await update_case(db_session, ACTOR, case, CaseUpdate(status="active"))
     assert refused.value.message == (
         "A case cannot move from archived to active; from archived it can move to closed"
     )
@@ -71,6 +71,6 @@ async def test_the_refusal_names_the_moves_that_are_allowed(db_session: AsyncSes
 @pytest.mark.parametrize("status", list(ALLOWED))
 async def test_the_same_status_again_is_no_move(db_session: AsyncSession, status: str) -> None:
     case = await create_case(db_session, ACTOR, CaseCreate(title="Lifecycle", status=status))
-    assert (await update_case(db_session, ACTOR, case.id, CaseUpdate(status=status))).status == status
+    assert (await update_case(db_session, ACTOR, case, CaseUpdate(status=status))).status == status
     assert await recorded(db_session, "case.status_changed") == []
     assert await recorded(db_session, "case.updated") == []

@@ -1,5 +1,5 @@
-"""Runtime configuration (contract §10): read, validated changes, effect without a restart in every
-process, and the maintenance event."""
+"""Runtime configuration (docs/api-conventions.md#configuration): read, validated changes, effect without a
+restart in every process, and the maintenance event."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Rate limits (contract §9): four buckets, each request in exactly one, headers on every counted
-response, and one shared count across processes through Redis."""
+"""Rate limits (docs/api-conventions.md#rate-limits): four buckets, each request in exactly one, headers on
+every counted response, and one shared count across processes through Redis."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""HTTPS (contract §11): TLS with a certificate the test makes, HSTS, proxy headers, and
+"""HTTPS (docs/api-conventions.md#https): TLS with a certificate the test makes, HSTS, proxy headers, and
 CASEFILE_REQUIRE_HTTPS, each through a real `casefile serve` process. Transport does not depend on
 the database, so these run on the embedded default only."""
 

@@ -1,4 +1,4 @@
-"""User endpoints (contract §10): admin-only management, roles, the last administrator."""
+"""User endpoints (docs/api-conventions.md#users): admin-only management, roles, the last administrator."""
 
 from __future__ import annotations
 

@@ -79,7 +79,8 @@ async def get_principal(request: Request, session: SessionDep, runtime: RuntimeD
 
 
 async def _authenticate(request: Request, session: AsyncSession, runtime: Runtime) -> Principal:
-    """Bearer token first (contract §4: when both are sent, the bearer token is used), then API key."""
+    """Bearer token first, then API key: when both are sent, the bearer token is used
+    (docs/api-conventions.md#authentication)."""
     authorization = request.headers.get("authorization")
     if authorization:
         scheme, _, token = authorization.partition(" ")

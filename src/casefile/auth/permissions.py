@@ -1,4 +1,5 @@
-"""Permissions `<action>:<resource>` (contract §4), roles, and the authenticated principal."""
+"""Permissions `<action>:<resource>` (docs/api-conventions.md#permissions), roles, and the authenticated
+principal."""
 
 from __future__ import annotations
 

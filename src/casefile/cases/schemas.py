@@ -11,7 +11,7 @@ Priority = Literal["low", "medium", "high", "urgent"]
 STATUSES: tuple[str, ...] = Status.__args__  # type: ignore[attr-defined]
 PRIORITIES: tuple[str, ...] = Priority.__args__  # type: ignore[attr-defined]
 
-# The case lifecycle (contract §5): the moves allowed from each status.
+# The case lifecycle (docs/api-conventions.md#cases): the moves allowed from each status.
 TRANSITIONS: dict[str, frozenset[str]] = {
     "intake": frozenset({"active", "closed"}),
     "active": frozenset({"pending", "on_hold", "closed"}),
@@ -27,7 +27,7 @@ CASE_NUMBER_TAKEN = "Case number must be unique"
 
 class CaseFields(InModel):
     # `title` is checked by the service, so that a missing title and a duplicate case number are
-    # reported together, each with the spec's message.
+    # reported together, each with its documented message.
     title: str | None = Field(default=None, max_length=500)
     case_number: str | None = Field(default=None, min_length=1, max_length=100)
     case_type: str | None = Field(default=None, min_length=1, max_length=100)

@@ -28,8 +28,8 @@ def _clean_tags(values: list[str]) -> list[str]:
 
 
 def parse_tag_fields(values: list[str]) -> list[str]:
-    """Tags as a form sends them (contract §6): repeated fields, one comma-separated value, or a
-    JSON array string."""
+    """Tags as a form sends them (docs/api-conventions.md#documents): repeated fields, one comma-separated
+    value, or a JSON array string."""
     tags: list[str] = []
     for value in values:
         stripped = value.strip()

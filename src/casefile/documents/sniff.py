@@ -1,4 +1,5 @@
-"""What a file is, decided from its bytes (contract §6): never from the client's Content-Type.
+"""What a file is, decided from its bytes (docs/api-conventions.md#documents): never from the client's
+Content-Type.
 
 Binary formats are recognised by their signatures (the `filetype` library, which also tells the
 zip-based DOCX, XLSX and ODT apart from a plain zip). Text is text when it decodes as UTF-8 without

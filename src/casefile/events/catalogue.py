@@ -1,4 +1,4 @@
-"""The event catalogue: every event name and the builder of its `data` (contract §7).
+"""The event catalogue: every event name and the builder of its `data` (docs/api-conventions.md#events).
 
 Builders take domain objects and return plain JSON-ready dicts, so a payload's shape is defined
 once, here, whoever emits it.

@@ -71,7 +71,7 @@ class Outcome:
 
 def retry_delay(policy: Mapping[str, Any], attempt: int) -> float:
     """Seconds before attempt `attempt + 1`: exponential from `initial_delay`, ±20 % jitter, at
-    most an hour (contract §7)."""
+    most an hour (docs/api-conventions.md#delivery-and-retries)."""
     return backoff_seconds(
         attempt,
         initial=policy["initial_delay"],

@@ -1,6 +1,7 @@
-"""Webhook signatures (spec §6.3): `X-Service-Signature: t=<unix>,v1=<hex>[,v1=<hex>...]` where each
-`v1` is HMAC-SHA256 over `<t>.<raw body>` with one of the webhook's valid secrets (during a secret
-rotation there is one per secret, as Stripe does), and `X-Service-Timestamp: <unix>`."""
+"""Webhook signatures (docs/api-conventions.md#signatures): `X-Service-Signature:
+t=<unix>,v1=<hex>[,v1=<hex>...]` where each `v1` is HMAC-SHA256 over `<t>.<raw body>` with one of the
+webhook's valid secrets (during a secret rotation there is one per secret, as Stripe does), and
+`X-Service-Timestamp: <unix>`."""
 
 from __future__ import annotations
 
