@@ -1,6 +1,6 @@
 """GET /search: cases and document passages, full text fused with semantic similarity.
 
-Passages are put in the way the pipeline does (`replace_document_chunks`), with vectors from the
+Passages are put in the way the pipeline does (`replace_passages`), with vectors from the
 real embedder, on a server of this module's own with AI processing turned off, so that the
 background pipeline never replaces them behind a test's back.
 """
@@ -19,10 +19,10 @@ from typing import Any
 import httpx
 import pytest
 
-from casefile.ai.embedder import get_embedder
-from casefile.ai.types import Chunk
 from casefile.db import Database
-from casefile.search.repository import replace_document_chunks
+from casefile.nlp.embedder import get_embedder
+from casefile.nlp.types import TextPassage
+from casefile.search.repository import replace_passages
 from tests.conftest import Api, api_error, auth_error, details, new_case, ok, running_server
 
 
@@ -38,23 +38,23 @@ def admin(search_api: Api) -> Iterator[httpx.Client]:
         yield client
 
 
-def chunk_pages(pages: list[str]) -> list[Chunk]:
+def chunk_pages(pages: list[str]) -> list[TextPassage]:
     """One passage per paragraph (blank-line separated), with offsets in its page's text."""
-    chunks: list[Chunk] = []
+    chunks: list[TextPassage] = []
     for number, page in enumerate(pages, start=1):
         for match in re.finditer(r"\S(?:.|\n(?!\s*\n))*", page):
-            chunks.append(Chunk(len(chunks), number, match.start(), match.end(), match.group()))
+            chunks.append(TextPassage(len(chunks), number, match.start(), match.end(), match.group()))
     return chunks
 
 
-def index_document(api: Api, document_id: str, case_id: str, pages: list[str]) -> list[Chunk]:
+def index_document(api: Api, document_id: str, case_id: str, pages: list[str]) -> list[TextPassage]:
     """Store the passages of `pages` for the document, as the pipeline would."""
     chunks = chunk_pages(pages)
     store_passages(api, document_id, case_id, chunks)
     return chunks
 
 
-def store_passages(api: Api, document_id: str, case_id: str, chunks: list[Chunk]) -> None:
+def store_passages(api: Api, document_id: str, case_id: str, chunks: list[TextPassage]) -> None:
     """Embed the passages and replace the document's with them, in a transaction of our own."""
     vectors = get_embedder().embed([c.text for c in chunks])
 
@@ -62,8 +62,8 @@ def store_passages(api: Api, document_id: str, case_id: str, chunks: list[Chunk]
         db = Database(api.settings)
         try:
             async with db.transaction() as session:
-                await replace_document_chunks(
-                    session, document_id=document_id, case_id=case_id, chunks=chunks, vectors=vectors
+                await replace_passages(
+                    session, document_id=document_id, case_id=case_id, passages=chunks, vectors=vectors
                 )
         finally:
             await db.dispose()
@@ -320,7 +320,7 @@ def test_reprocessing_replaces_passages(search_api: Api, admin: httpx.Client) ->
     hits, _ = search(admin, new_word)
     assert text_hits(hits) == [doc.id] and hits[0]["id"] == doc.id
     assert "wrongful termination" in hits[0]["snippet"]["text"]
-    rows = search_api.sql("SELECT count(*) FROM document_chunks WHERE document_id = :d", d=doc.id)
+    rows = search_api.sql("SELECT count(*) FROM passages WHERE document_id = :d", d=doc.id)
     assert rows[0][0] == 1
 
 
@@ -340,7 +340,7 @@ def test_deleted_document_disappears(search_api: Api, admin: httpx.Client) -> No
     ok(admin.delete(f"/documents/{doc.id}"))
     assert doc.id not in hit_ids(search(admin, word)[0])
     assert doc.id not in hit_ids(search(admin, "fire aboard a ship in the harbour")[0])
-    assert search_api.sql("SELECT count(*) FROM document_chunks WHERE document_id = :d", d=doc.id)[0][0] == 0
+    assert search_api.sql("SELECT count(*) FROM passages WHERE document_id = :d", d=doc.id)[0][0] == 0
 
 
 def test_deleted_case_takes_its_hits_along(search_api: Api, admin: httpx.Client) -> None:
@@ -361,7 +361,7 @@ def test_unversioned_alias(search_api: Api) -> None:
 
 def test_the_snippet_window_is_the_one_with_most_matches() -> None:
     """The linear scan picks the same window as counting every window would."""
-    from casefile.search.service import _densest_window
+    from casefile.search.snippets import _densest_window
 
     rng = random.Random(7)
     for _ in range(300):

@@ -22,6 +22,7 @@ from casefile.documents.service import collect_orphaned_content
 from casefile.middleware import BodyLimitMiddleware, RequestIdMiddleware, TransportSecurityMiddleware
 from casefile.ratelimit import RateLimitHeadersMiddleware
 from casefile.runtime import Runtime
+from casefile.search.repository import replace_passages
 from casefile.search.router import router as search_router
 from casefile.settings import Settings
 from casefile.users.router import router as users_router
@@ -56,7 +57,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         workers = (
             [
                 asyncio.create_task(run_worker(runtime, stop)),
-                asyncio.create_task(run_ai_worker(runtime, stop)),
+                # The AI worker stores passages through search's repository: ai/ does not import search/.
+                asyncio.create_task(run_ai_worker(runtime, stop, replace_passages)),
             ]
             if settings.worker_enabled
             else []

@@ -134,6 +134,7 @@ def worker() -> None:
 async def _run_worker(settings: Settings) -> None:
     from casefile.ai.worker import run_ai_worker
     from casefile.runtime import Runtime
+    from casefile.search.repository import replace_passages
     from casefile.worker.loop import run_worker
 
     stop = asyncio.Event()
@@ -143,7 +144,7 @@ async def _run_worker(settings: Settings) -> None:
     runtime = Runtime.start(settings)
     logging.getLogger("casefile").info("delivery and AI workers started")
     try:
-        await asyncio.gather(run_worker(runtime, stop), run_ai_worker(runtime, stop))
+        await asyncio.gather(run_worker(runtime, stop), run_ai_worker(runtime, stop, replace_passages))
     finally:
         await runtime.close()
 
