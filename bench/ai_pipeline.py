@@ -61,7 +61,7 @@ def main() -> None:
     rss_start = _status_kb("VmRSS")
     started = time.perf_counter()
     from casefile.ai import processing
-    from casefile.ai.embedder import get_embedder
+    from casefile.nlp.embedder import get_embedder
 
     imported = time.perf_counter()
     processing.warm_up()
@@ -70,7 +70,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         pdf = Path(tmp) / "bench.pdf"
         words = make_pdf(pdf, args.pages)
-        from casefile.ai.extract import extract
+        from casefile.nlp.extract import extract
 
         t0 = time.perf_counter()
         extract(pdf, "application/pdf")
@@ -91,7 +91,7 @@ def main() -> None:
         "date": time.strftime("%Y-%m-%d"),
         "pages": args.pages,
         "words": words,
-        "chunks_of_document": len(result.chunks),
+        "chunks_of_document": len(result.passages),
         "import_seconds": round(imported - started, 2),
         "model_load_seconds": round(loaded - imported, 2),
         "extract_pages_per_second": round(args.pages / extract_seconds, 1),

@@ -51,13 +51,13 @@ import numpy as np
 from sqlalchemy import insert
 from sqlalchemy.engine import make_url
 
-from casefile.ai.embedder import get_embedder
-from casefile.ai.models import DocumentChunk
-from casefile.ai.types import EMBEDDING_DIM
 from casefile.cases.models import Case
 from casefile.db import Database
 from casefile.documents.models import Document
 from casefile.migrate import upgrade
+from casefile.nlp.embedder import get_embedder
+from casefile.nlp.types import EMBEDDING_DIM
+from casefile.search.models import Passage
 from casefile.search.vector_index import VectorIndex
 from casefile.settings import Settings
 
@@ -273,7 +273,7 @@ async def load(settings: Settings, texts: list[str], vectors: np.ndarray, log: A
                     {
                         "document_id": f"doc_bench{doc:08d}",
                         "case_id": f"case_bench{doc // PER_CASE:08d}",
-                        "chunk_index": i % PER_DOCUMENT,
+                        "passage_index": i % PER_DOCUMENT,
                         "page": 1 + (i % PER_DOCUMENT) // 3,
                         "start": 0,
                         "end": len(texts[i]),
@@ -283,7 +283,7 @@ async def load(settings: Settings, texts: list[str], vectors: np.ndarray, log: A
                     }
                 )
             async with db.transaction() as session:
-                await session.execute(insert(DocumentChunk), rows)
+                await session.execute(insert(Passage), rows)
         log(
             f"  loaded {cases} cases, {documents} documents, {len(texts)} passages in "
             f"{time.monotonic() - started:.1f} s"
@@ -322,12 +322,12 @@ async def index_figures(settings: Settings, vectors: np.ndarray) -> dict[str, An
         async with db.transaction() as session:
             now = datetime.now(UTC)
             await session.execute(
-                insert(DocumentChunk),
+                insert(Passage),
                 [
                     {
                         "document_id": "doc_bench00000000",
                         "case_id": "case_bench00000000",
-                        "chunk_index": 1000 + i,
+                        "passage_index": 1000 + i,
                         "page": 1,
                         "start": 0,
                         "end": 4,
@@ -504,7 +504,7 @@ def run_backend(
             upgrade(settings)
             asyncio.run(load(settings, texts, vectors, log))
             if backend == "postgresql":
-                asyncio.run(pg_admin(url or "", "VACUUM ANALYZE document_chunks"))
+                asyncio.run(pg_admin(url or "", "VACUUM ANALYZE passages"))
             index = asyncio.run(index_figures(settings, vectors))
             log(f"  index: {index}")
             with server(settings, url) as (base, pid):

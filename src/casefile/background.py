@@ -12,6 +12,7 @@ import functools
 
 from casefile.ai.worker import AiWorker
 from casefile.runtime import Runtime
+from casefile.search.repository import replace_passages
 from casefile.webhooks.worker import DeliveryWorker
 from casefile.worker.supervisor import keep_running
 
@@ -20,5 +21,6 @@ async def run_background_workers(runtime: Runtime, stop: asyncio.Event) -> None:
     """Deliver webhooks and run AI jobs until `stop`; a worker that fails is replaced."""
     await asyncio.gather(
         keep_running("delivery worker", functools.partial(DeliveryWorker, runtime), stop),
-        keep_running("AI worker", functools.partial(AiWorker, runtime), stop),
+        # The AI worker stores passages through search's repository: ai/ does not import search/.
+        keep_running("AI worker", functools.partial(AiWorker, runtime, replace_passages), stop),
     )

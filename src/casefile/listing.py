@@ -8,7 +8,6 @@ same conditions. Every list endpoint goes through here (docs/api-conventions.md#
 from __future__ import annotations
 
 import inspect
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
@@ -19,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
 from casefile.errors import ErrorDetail, ValidationFailed
+from casefile.nlp.words import split_words
 
 MAX_LIMIT = 100
 DEFAULT_LIMIT = 20
@@ -26,10 +26,6 @@ MAX_PAGE = 100_000
 MAX_SEARCH_LENGTH = 200
 MAX_SEARCH_WORDS = 16
 MAX_FILTER_VALUES = 50
-
-# Words for full-text search: runs of letters and digits. The database side splits the same way,
-# so "2026-000123" or "O'Brien" match whatever punctuation the user types.
-_WORD = re.compile(r"[^\W_]+")
 
 SearchCondition = Callable[[AsyncSession, list[str]], ColumnElement[bool] | TextClause]
 
@@ -65,7 +61,9 @@ class ListQuery:
 
 
 def search_words(text: str | None) -> list[str]:
-    return _WORD.findall(text.lower())[:MAX_SEARCH_WORDS] if text else []
+    """Words for full-text search (`casefile.nlp.words`: runs of letters and digits). The database
+    side splits the same way, so "2026-000123" or "O'Brien" match whatever punctuation the user types."""
+    return split_words(text)[:MAX_SEARCH_WORDS] if text else []
 
 
 def parse_fields(value: str | None, allowed: frozenset[str]) -> list[str] | None:

@@ -1,6 +1,6 @@
 """Imports every model so that `Base.metadata` knows the whole schema (Alembic, tests)."""
 
-from casefile.ai.models import AiJob, DocumentChunk
+from casefile.ai.models import AiJob
 from casefile.api_keys.models import ApiKey
 from casefile.auth.models import AuthSession, RefreshToken, RevokedSession
 from casefile.cases.models import Case, CaseAssignee, CaseNumberCounter
@@ -8,6 +8,7 @@ from casefile.config.models import SystemConfig
 from casefile.db import Base
 from casefile.documents.models import Blob, Document
 from casefile.events.models import Event
+from casefile.search.models import Passage
 from casefile.users.models import User
 from casefile.webhooks.models import Delivery, DeliveryAttempt, Webhook
 
@@ -23,8 +24,8 @@ __all__ = [
     "Delivery",
     "DeliveryAttempt",
     "Document",
-    "DocumentChunk",
     "Event",
+    "Passage",
     "RefreshToken",
     "RevokedSession",
     "SystemConfig",

@@ -1,5 +1,6 @@
-"""The pure AI core (casefile.ai): extraction per format from files built here, offsets that trace
-back to the text, the skipped/failed outcomes, determinism and the embedding model's behaviour."""
+"""The pure AI core (casefile.nlp and casefile.ai.processing): extraction per format from files
+built here, offsets that trace back to the text, the skipped/failed outcomes, determinism and the
+embedding model's behaviour."""
 
 from __future__ import annotations
 
@@ -13,10 +14,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from casefile.ai.embedder import get_embedder
-from casefile.ai.extract import extract, extract_full
-from casefile.ai.processing import PIPELINE_VERSION, process_document, summarize_case
-from casefile.ai.types import EMBEDDING_DIM, NoExtractableText, ProcessedDocument, ProcessingFailed
+from casefile.ai.processing import PIPELINE_VERSION, ProcessedDocument, process_document, summarize_case
+from casefile.nlp.embedder import get_embedder
+from casefile.nlp.extract import extract, extract_full
+from casefile.nlp.types import EMBEDDING_DIM, NoExtractableText, ProcessingFailed
 from tests.support.factories import text_pdf
 
 PDF = "application/pdf"
@@ -38,8 +39,8 @@ def make_text_pdf(path: Path, pages: list[str]) -> None:
 
 def _assert_offsets(result: ProcessedDocument) -> None:
     """What a user is shown can be found at its page and offsets: chunks and summary sentences."""
-    assert result.chunks
-    for chunk in result.chunks:
+    assert result.passages
+    for chunk in result.passages:
         assert result.pages[chunk.page - 1].text[chunk.start : chunk.end] == chunk.text
     for sentence in result.ai["summary"]["sentences"]:
         assert (
@@ -233,7 +234,7 @@ def test_empty_text_file_is_skipped(tmp_path: Path) -> None:
 def test_text_beyond_the_cap_is_truncated_and_flagged(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from casefile.ai import extract as extract_module
+    from casefile.nlp.extract import pages as extract_module
 
     monkeypatch.setattr(extract_module, "MAX_CHARS", 1000)
     path = tmp_path / "long.txt"
@@ -267,12 +268,12 @@ def test_chunks_are_sentence_aligned_and_sized(tmp_path: Path) -> None:
     path.write_text(_long_document(), encoding="utf-8")
     result = process_document(path, "text/plain", title="Lease")
     _assert_offsets(result)
-    assert len(result.chunks) >= 3
-    for chunk in result.chunks:
+    assert len(result.passages) >= 3
+    for chunk in result.passages:
         assert len(chunk.text.split()) <= 200
         assert chunk.text[-1] in ".!?", chunk.text[-20:]  # ends at a sentence end
-    assert [c.index for c in result.chunks] == list(range(len(result.chunks)))
-    assert result.vectors.shape == (len(result.chunks), EMBEDDING_DIM)
+    assert [c.index for c in result.passages] == list(range(len(result.passages)))
+    assert result.vectors.shape == (len(result.passages), EMBEDDING_DIM)
 
 
 def test_ai_shape_and_provenance(tmp_path: Path) -> None:
@@ -310,7 +311,7 @@ def test_processing_is_deterministic(tmp_path: Path) -> None:
     make_text_pdf(path, [LEASE_PAGE_1, LEASE_PAGE_2])
     first, second = process_document(path, PDF), process_document(path, PDF)
     assert first.ai == second.ai
-    assert first.chunks == second.chunks
+    assert first.passages == second.passages
     assert np.array_equal(first.vectors, second.vectors)
 
 

@@ -125,9 +125,7 @@ def test_an_uploaded_pdf_is_processed_with_cited_results_and_events(
     assert started["case_id"] == case_id and started["attempt"] == 1
     assert completed["status"] == "completed" and completed["job_id"] == started["job_id"]
     assert processed["processing_status"] == "completed" and processed["page_count"] == 2
-    passages = ai_server.sql(
-        "SELECT page, text FROM document_chunks WHERE document_id = :d", d=document["id"]
-    )
+    passages = ai_server.sql("SELECT page, text FROM passages WHERE document_id = :d", d=document["id"])
     assert {page for page, _ in passages} == {1, 2}
 
     # Findable by what it means, with words it does not contain.
@@ -188,14 +186,14 @@ def test_reprocessing_replaces_results_and_a_case_summary_cites_its_documents(ai
         second = upload(admin, case_id, make_docx(MOTION), "motion.docx")
         wait_processed(admin, first["id"])
         wait_processed(admin, second["id"])
-        before = ai_server.sql("SELECT count(*) FROM document_chunks WHERE document_id = :d", d=first["id"])
+        before = ai_server.sql("SELECT count(*) FROM passages WHERE document_id = :d", d=first["id"])
 
         job = ok(admin.post(f"/documents/{first['id']}/process"), 202)
         assert job["document_id"] == first["id"] and job["kind"] == "document"
         wait_until(
             lambda: len(ai_server.events("document.processed", document_id=first["id"])) == 2, timeout=120
         )
-        after = ai_server.sql("SELECT count(*) FROM document_chunks WHERE document_id = :d", d=first["id"])
+        after = ai_server.sql("SELECT count(*) FROM passages WHERE document_id = :d", d=first["id"])
         assert after == before  # replaced, not added to
 
         job = ok(admin.post(f"/cases/{case_id}/summarize"), 202)

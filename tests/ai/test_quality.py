@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from casefile.ai.entities import org_key
 from casefile.ai.processing import process_document
+from casefile.nlp.entities.names import org_key
 
 CORPUS = Path(__file__).parent / "quality" / "corpus.jsonl"
 CATEGORIES = ("people", "organizations", "dates", "money", "citations")

@@ -3,7 +3,7 @@ documents, for realistic lawyer queries, half of them paraphrases that share no 
 the documents they should find (checked here, so the set stays honest).
 
 Each corpus text is one page, cut into passages of whole paragraphs (up to ~120 words), embedded
-with the real model and stored through `replace_document_chunks`; the queries go through the
+with the real model and stored through `replace_passages`; the queries go through the
 real API. The floors are the measured values (bench/README.md, "Search over passages") minus a
 margin.
 """
@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from casefile.ai.types import Chunk
-from casefile.search.service import content_words
+from casefile.nlp.types import TextPassage
+from casefile.nlp.words import content_words
 from tests.support.assertions import ok
 from tests.support.factories import new_case
 from tests.support.indexing import store_passages
@@ -37,18 +37,18 @@ def load(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def passages(text: str) -> list[Chunk]:
+def passages(text: str) -> list[TextPassage]:
     """Whole paragraphs, merged up to about PASSAGE_WORDS words, with offsets in the page."""
-    chunks: list[Chunk] = []
+    chunks: list[TextPassage] = []
     start = end = None
     for match in re.finditer(r"\S(?:.|\n(?!\s*\n))*", text):
         if start is not None and end is not None and len(text[start : match.end()].split()) > PASSAGE_WORDS:
-            chunks.append(Chunk(len(chunks), 1, start, end, text[start:end]))
+            chunks.append(TextPassage(len(chunks), 1, start, end, text[start:end]))
             start = None
         start = match.start() if start is None else start
         end = match.end()
     if start is not None and end is not None:
-        chunks.append(Chunk(len(chunks), 1, start, end, text[start:end]))
+        chunks.append(TextPassage(len(chunks), 1, start, end, text[start:end]))
     return chunks
 
 

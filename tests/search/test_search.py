@@ -1,6 +1,6 @@
 """GET /search: cases and document passages, full text fused with semantic similarity.
 
-Passages are put in the way the pipeline does (`replace_document_chunks`), with vectors from the
+Passages are put in the way the pipeline does (`replace_passages`), with vectors from the
 real embedder, on a server of this module's own with AI processing turned off, so that the
 background pipeline never replaces them behind a test's back.
 """
@@ -257,7 +257,7 @@ def test_reprocessing_replaces_passages(search_api: Api, admin: httpx.Client) ->
     hits, _ = search(admin, new_word)
     assert text_hits(hits) == [doc.id] and hits[0]["id"] == doc.id
     assert "wrongful termination" in hits[0]["snippet"]["text"]
-    rows = search_api.sql("SELECT count(*) FROM document_chunks WHERE document_id = :d", d=doc.id)
+    rows = search_api.sql("SELECT count(*) FROM passages WHERE document_id = :d", d=doc.id)
     assert rows[0][0] == 1
 
 
@@ -277,7 +277,7 @@ def test_deleted_document_disappears(search_api: Api, admin: httpx.Client) -> No
     ok(admin.delete(f"/documents/{doc.id}"))
     assert doc.id not in hit_ids(search(admin, word)[0])
     assert doc.id not in hit_ids(search(admin, "fire aboard a ship in the harbour")[0])
-    assert search_api.sql("SELECT count(*) FROM document_chunks WHERE document_id = :d", d=doc.id)[0][0] == 0
+    assert search_api.sql("SELECT count(*) FROM passages WHERE document_id = :d", d=doc.id)[0][0] == 0
 
 
 def test_deleted_case_takes_its_hits_along(search_api: Api, admin: httpx.Client) -> None:
@@ -298,7 +298,7 @@ def test_unversioned_alias(search_api: Api) -> None:
 
 def test_the_snippet_window_is_the_one_with_most_matches() -> None:
     """The linear scan picks the same window as counting every window would."""
-    from casefile.search.service import _densest_window
+    from casefile.search.snippets import _densest_window
 
     rng = random.Random(7)
     for _ in range(300):

@@ -1,4 +1,4 @@
-"""Search passages stored the way the AI pipeline stores them (`replace_document_chunks`), with
+"""Search passages stored the way the AI pipeline stores them (`replace_passages`), with
 vectors from the real embedder, for tests of search on a server with AI processing turned off."""
 
 from __future__ import annotations
@@ -10,31 +10,31 @@ from dataclasses import dataclass
 
 import httpx
 
-from casefile.ai.embedder import get_embedder
-from casefile.ai.types import Chunk
 from casefile.db import Database
-from casefile.search.repository import replace_document_chunks
+from casefile.nlp.embedder import get_embedder
+from casefile.nlp.types import TextPassage
+from casefile.search.repository import replace_passages
 from tests.support.assertions import ok
 from tests.support.servers import Api
 
 
-def chunk_pages(pages: list[str]) -> list[Chunk]:
+def chunk_pages(pages: list[str]) -> list[TextPassage]:
     """One passage per paragraph (blank-line separated), with offsets in its page's text."""
-    chunks: list[Chunk] = []
+    chunks: list[TextPassage] = []
     for number, page in enumerate(pages, start=1):
         for match in re.finditer(r"\S(?:.|\n(?!\s*\n))*", page):
-            chunks.append(Chunk(len(chunks), number, match.start(), match.end(), match.group()))
+            chunks.append(TextPassage(len(chunks), number, match.start(), match.end(), match.group()))
     return chunks
 
 
-def index_document(api: Api, document_id: str, case_id: str, pages: list[str]) -> list[Chunk]:
+def index_document(api: Api, document_id: str, case_id: str, pages: list[str]) -> list[TextPassage]:
     """Store the passages of `pages` for the document, as the pipeline would."""
     chunks = chunk_pages(pages)
     store_passages(api, document_id, case_id, chunks)
     return chunks
 
 
-def store_passages(api: Api, document_id: str, case_id: str, chunks: list[Chunk]) -> None:
+def store_passages(api: Api, document_id: str, case_id: str, chunks: list[TextPassage]) -> None:
     """Embed the passages and replace the document's with them, in a transaction of our own."""
     vectors = get_embedder().embed([c.text for c in chunks])
 
@@ -42,8 +42,8 @@ def store_passages(api: Api, document_id: str, case_id: str, chunks: list[Chunk]
         db = Database(api.settings)
         try:
             async with db.transaction() as session:
-                await replace_document_chunks(
-                    session, document_id=document_id, case_id=case_id, chunks=chunks, vectors=vectors
+                await replace_passages(
+                    session, document_id=document_id, case_id=case_id, passages=chunks, vectors=vectors
                 )
         finally:
             await db.dispose()

@@ -58,10 +58,10 @@ def _schema_differences(settings: Settings) -> list[object]:
     # Search structures live outside the models on purpose (FTS5 tables, the generated tsvector).
     ignored = (
         "cases_fts",
-        "document_chunks_fts",
+        "passages_fts",
         "search_vector",
         "ix_cases_search_vector",
-        "ix_document_chunks_search_vector",
+        "ix_passages_search_vector",
         "alembic_version",
     )
     return [d for d in asyncio.run(run()) if not any(name in repr(d) for name in ignored)]

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import BigInteger, ForeignKey, Integer, LargeBinary, String, Text
+from sqlalchemy import ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from casefile.clock import new_id, utcnow
@@ -38,27 +38,3 @@ class AiJob(Leased, Base):
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
     __table_args__ = (due_index("ix_ai_jobs_due", CLAIMABLE),)
-
-
-class DocumentChunk(Base):
-    """A passage of a processed document with its embedding. The integer id is the full-text
-    index's rowid (stable, unlike SQLite's implicit rowid) and lets the in-process vector index
-    catch up by reading only ids above the highest it holds."""
-
-    __tablename__ = "document_chunks"
-    # Ids are never reused (SQLite would otherwise hand out a deleted top id again): the vector
-    # index catches up by reading ids above the highest it holds.
-    __table_args__ = {"sqlite_autoincrement": True}
-
-    id: Mapped[int] = mapped_column(
-        BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
-    )
-    document_id: Mapped[str] = mapped_column(ForeignKey("documents.id", ondelete="CASCADE"), index=True)
-    case_id: Mapped[str] = mapped_column(String(40), index=True)
-    chunk_index: Mapped[int] = mapped_column(Integer)
-    page: Mapped[int] = mapped_column(Integer)
-    start: Mapped[int] = mapped_column(Integer)
-    end: Mapped[int] = mapped_column(Integer)
-    text: Mapped[str] = mapped_column(Text)
-    embedding: Mapped[bytes] = mapped_column(LargeBinary)  # EMBEDDING_DIM float32 values, L2-normalised
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -1,9 +1,9 @@
 """The AI pipeline for one document (`process_document`) and for a case (`summarize_case`).
 
-Pure functions: no database, no HTTP. They run in a worker process (a ProcessPoolExecutor whose
-initializer is `warm_up`), so the module-level caches (model, tokenizer, eyecite, centroids) are
-per process. The output is deterministic for the same input: no randomness, stable sorts, one
-thread for the model.
+Pure functions over the text toolkit (`casefile.nlp`): no database, no HTTP. They run in a worker
+process (a ProcessPoolExecutor whose initializer is `warm_up`), so the module-level caches (model,
+tokenizer, eyecite, centroids) are per process. The output is deterministic for the same input: no
+randomness, stable sorts, one thread for the model.
 
 The document's `ai` dict (JSON-ready; `processed_at` is added by the caller):
 
@@ -27,39 +27,49 @@ The document's `ai` dict (JSON-ready; `processed_at` is added by the caller):
       "provenance": {"pipeline_version", "embedding_model", "text_sha256"}
     }
 
-Every summary sentence and chunk satisfies `pages[page - 1].text[start:end] == text`.
+Every summary sentence and passage satisfies `pages[page - 1].text[start:end] == text`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from casefile.ai import analysis, classify, entities, extract
-from casefile.ai.analysis import Span
-from casefile.ai.embedder import get_embedder
-from casefile.ai.types import Chunk, NoExtractableText, Page, ProcessedDocument, ProcessingFailed, Vectors
+from casefile.nlp import classify, extract, keywords, stats, summary
+from casefile.nlp.embedder import get_embedder
+from casefile.nlp.entities import citations, extract_entities
+from casefile.nlp.entities.names import org_key
+from casefile.nlp.extract.pages import Extraction
+from casefile.nlp.passages import make_passages
+from casefile.nlp.sentences import Span, split_sentences
+from casefile.nlp.types import NoExtractableText, Page, ProcessingFailed, TextPassage, Vectors
 
 PIPELINE_VERSION = "casefile-ai/1.0"
 
-CHUNK_MIN_WORDS = 120
-CHUNK_MAX_WORDS = 200
-OVERLAP_MAX_WORDS = 40  # the last sentence of a chunk starts the next one when it is this short
-
 logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ProcessedDocument:
+    """What processing a document yields. Plain data, picklable: it comes back from the pool process."""
+
+    ai: dict[str, Any]  # stored as the document's `ai` (JSON-ready)
+    passages: list[TextPassage]
+    vectors: Vectors  # one row per passage
+    pages: list[Page] = field(default_factory=list)
 
 
 def warm_up() -> None:
     """Load the model, the tokenizer, eyecite and the type centroids (the pool's initializer)."""
     get_embedder()
-    entities.warm_up()
+    citations.warm_up()
     classify.centroids()
-    analysis.language([Page(1, "The parties agree to the terms of this settlement agreement.")])
+    stats.language([Page(1, "The parties agree to the terms of this settlement agreement.")])
 
 
 def process_document(path: Path, file_type: str, *, title: str | None = None) -> ProcessedDocument:
@@ -78,20 +88,20 @@ def process_document(path: Path, file_type: str, *, title: str | None = None) ->
         raise ProcessingFailed("the file could not be processed (it may be damaged)") from exc
 
 
-def _analyse(extraction: extract.Extraction, title: str | None) -> ProcessedDocument:
+def _analyse(extraction: Extraction, title: str | None) -> ProcessedDocument:
     pages = extraction.pages
     embedder = get_embedder()
-    sentences = [span for page in pages for span in analysis.split_sentences(page)]
-    chunks = make_chunks(pages, sentences)
+    sentences = [span for page in pages for span in split_sentences(page)]
+    passages = make_passages(pages, sentences)
     prefix = f"{title.strip()}\n" if title and title.strip() else ""
-    vectors = embedder.embed([prefix + c.text for c in chunks])
+    vectors = embedder.embed([prefix + p.text for p in passages])
     full_text = "\f".join(p.text for p in pages)
     ai: dict[str, Any] = {
         "summary": _summary(sentences),
-        "language": analysis.language(pages),
+        "language": stats.language(pages),
         "page_count": len(pages),
-        "word_count": analysis.word_count(pages),
-        "entities": entities.extract_entities(pages),
+        "word_count": stats.word_count(pages),
+        "entities": extract_entities(pages),
         "suggested_type": _suggested_type(full_text),
         "keywords": _keywords(pages, vectors),
         "extraction": {"method": extraction.method, "truncated": extraction.truncated},
@@ -101,19 +111,19 @@ def _analyse(extraction: extract.Extraction, title: str | None) -> ProcessedDocu
             "text_sha256": hashlib.sha256(full_text.encode("utf-8")).hexdigest(),
         },
     }
-    return ProcessedDocument(ai=ai, chunks=chunks, vectors=vectors, pages=pages)
+    return ProcessedDocument(ai=ai, passages=passages, vectors=vectors, pages=pages)
 
 
 def _summary(sentences: list[Span]) -> dict[str, Any]:
-    candidates = analysis.prefilter_candidates(analysis.summary_candidates(sentences))
+    candidates = summary.prefilter_candidates(summary.summary_candidates(sentences))
     if not candidates:
         # A form or a table has no prose: fall back to its first lines, still verbatim.
         candidates = [s for s in sentences if s.words >= 3][:3]
         chosen = candidates
     else:
         vectors = get_embedder().embed([s.text for s in candidates])
-        size = analysis.summary_size(len(candidates))
-        chosen = [candidates[i] for i in analysis.select_summary(candidates, vectors, size)]
+        size = summary.summary_size(len(candidates))
+        chosen = [candidates[i] for i in summary.select_summary(candidates, vectors, size)]
     return {
         "text": " ".join(s.text for s in chosen),
         "sentences": [{"text": s.text, "page": s.page, "start": s.start, "end": s.end} for s in chosen],
@@ -125,70 +135,13 @@ def _suggested_type(full_text: str) -> dict[str, object]:
     return classify.suggest_type(head, full_text[:50_000])
 
 
-def _keywords(pages: list[Page], chunk_vectors: Vectors) -> list[str]:
-    candidates = analysis.keyword_candidates(pages)
-    if not candidates or len(chunk_vectors) == 0:
+def _keywords(pages: list[Page], passage_vectors: Vectors) -> list[str]:
+    candidates = keywords.keyword_candidates(pages)
+    if not candidates or len(passage_vectors) == 0:
         return []
-    document = chunk_vectors.mean(axis=0)
+    document = passage_vectors.mean(axis=0)
     document = (document / max(float(np.linalg.norm(document)), 1e-12)).astype(np.float32)
-    return analysis.select_keywords(candidates, get_embedder().embed(candidates), document)
-
-
-# -- chunks -------------------------------------------------------------------------------------
-
-
-def make_chunks(pages: list[Page], sentences: list[Span]) -> list[Chunk]:
-    """Passages of ~CHUNK_MIN_WORDS..CHUNK_MAX_WORDS words, made of whole sentences of one page;
-    a short last sentence is repeated at the start of the next chunk (overlap). A sentence longer
-    than the maximum is cut at word boundaries."""
-    chunks: list[Chunk] = []
-    by_page: dict[int, list[Span]] = {}
-    for span in sentences:
-        for piece in _split_long(pages[span.page - 1], span):
-            by_page.setdefault(piece.page, []).append(piece)
-    for number in sorted(by_page):
-        _chunk_page(pages[number - 1], by_page[number], chunks)
-    return chunks
-
-
-def _chunk_page(page: Page, spans: list[Span], chunks: list[Chunk]) -> None:
-    group: list[Span] = []
-    words = 0
-    for span in spans:
-        if group and words + span.words > CHUNK_MAX_WORDS:
-            _emit(page, group, chunks)
-            last = group[-1]
-            group, words = ([last], last.words) if last.words <= OVERLAP_MAX_WORDS else ([], 0)
-        group.append(span)
-        words += span.words
-        if words >= CHUNK_MIN_WORDS:
-            _emit(page, group, chunks)
-            last = group[-1]
-            group, words = (
-                ([last], last.words) if last.words <= OVERLAP_MAX_WORDS and span is not spans[-1] else ([], 0)
-            )
-    if group and not (chunks and chunks[-1].page == page.number and chunks[-1].end >= group[-1].end):
-        _emit(page, group, chunks)
-
-
-def _emit(page: Page, group: list[Span], chunks: list[Chunk]) -> None:
-    start, end = group[0].start, group[-1].end
-    chunks.append(Chunk(index=len(chunks), page=page.number, start=start, end=end, text=page.text[start:end]))
-
-
-def _split_long(page: Page, span: Span) -> list[Span]:
-    if span.words <= CHUNK_MAX_WORDS:
-        return [span]
-    pieces = []
-    words = [(m.start(), m.end()) for m in _WORD_RE.finditer(page.text, span.start, span.end)]
-    step = (CHUNK_MIN_WORDS + CHUNK_MAX_WORDS) // 2
-    for i in range(0, len(words), step):
-        start, end = words[i][0], words[min(i + step, len(words)) - 1][1]
-        pieces.append(Span(span.page, start, end, page.text[start:end]))
-    return pieces
-
-
-_WORD_RE = re.compile(r"\S+")
+    return keywords.select_keywords(candidates, get_embedder().embed(candidates), document)
 
 
 # -- case summary -------------------------------------------------------------------------------
@@ -283,7 +236,7 @@ def _entity_key(category: str, item: dict[str, Any]) -> str:
         return f"{value.get('currency')} {value.get('amount')}"
     if value:
         return str(value)
-    return entities.org_key(str(item.get("text", "")))
+    return org_key(str(item.get("text", "")))
 
 
 def _merged_entities(documents: list[tuple[str, str, dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:

@@ -20,25 +20,43 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.ai import jobs
 from casefile.ai.jobs import JobClaim
 from casefile.ai.models import AiJob
-from casefile.ai.types import NoExtractableText, ProcessedDocument, ProcessingFailed
 from casefile.cases.models import Case
 from casefile.clock import format_timestamp, utcnow
 from casefile.config.service import load as load_config
 from casefile.documents.models import Document
 from casefile.events import catalogue
 from casefile.events.outbox import emit
+from casefile.nlp.types import NoExtractableText, ProcessingFailed, TextPassage, Vectors
 from casefile.runtime import Runtime
-from casefile.search.repository import replace_document_chunks
+
+if TYPE_CHECKING:  # the pipeline's modules load the model libraries: only its pool process imports them
+    from casefile.ai.processing import ProcessedDocument
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+
+class PassageWriter(Protocol):
+    """Replaces a processed document's passages, in the caller's transaction
+    (search's `repository.replace_passages`). Handed in by whoever starts the worker, so that ai/
+    and search/ do not import each other."""
+
+    async def __call__(
+        self,
+        session: AsyncSession,
+        *,
+        document_id: str,
+        case_id: str,
+        passages: list[TextPassage],
+        vectors: Vectors,
+    ) -> None: ...
 
 
 class JobOverran(Exception):
@@ -46,8 +64,9 @@ class JobOverran(Exception):
 
 
 class AiWorker:
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: Runtime, write_passages: PassageWriter) -> None:
         self.runtime = runtime
+        self.write_passages = write_passages
         self.slots = runtime.settings.ai_workers
         self.in_flight: dict[asyncio.Task[None], JobClaim] = {}
         # One single-process executor per slot, so that ending an overrunning job's process
@@ -159,11 +178,11 @@ class AiWorker:
             if result is not None:
                 document.ai = {**result.ai, "processed_at": format_timestamp(utcnow())}
                 document.processing_status = "completed"
-                await replace_document_chunks(
+                await self.write_passages(
                     session,
                     document_id=document.id,
                     case_id=document.case_id,
-                    chunks=result.chunks,
+                    passages=result.passages,
                     vectors=result.vectors,
                 )
             else:

@@ -1,9 +1,9 @@
 """Passage storage and the search queries, for SQLite and PostgreSQL.
 
-Passages (`document_chunks`) are written only here: the pipeline replaces a document's passages
-in its own transaction; deleting a document cascades in the database. Full text over passages uses
+Passages (`passages`) are written only here: the pipeline replaces a document's passages in its
+own transaction; deleting a document cascades in the database. Full text over passages uses
 PostgreSQL's generated `search_vector` (english) with its GIN index, or SQLite's FTS5
-`document_chunks_fts` (porter); words come from `casefile.listing.search_words`, so they are
+`passages_fts` (porter); words come from `casefile.listing.search_words`, so they are
 letters and digits only and safe inside both query syntaxes.
 """
 
@@ -13,16 +13,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from sqlalchemy import delete, func, insert, select, text
+from sqlalchemy import ColumnElement, delete, func, insert, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from casefile.ai.models import DocumentChunk
-from casefile.ai.types import EMBEDDING_DIM, Chunk, Vectors
 from casefile.cases.models import Case
 from casefile.cases.repository import search_condition
 from casefile.clock import utcnow
 from casefile.db import dialect_name
 from casefile.documents.models import Document
+from casefile.nlp.types import EMBEDDING_DIM, TextPassage, Vectors
+from casefile.search.models import Passage
 
 
 def database_key(session: AsyncSession) -> str:
@@ -30,15 +30,15 @@ def database_key(session: AsyncSession) -> str:
     return session.get_bind().engine.url.render_as_string(hide_password=True)
 
 
-async def replace_document_chunks(
-    session: AsyncSession, *, document_id: str, case_id: str, chunks: list[Chunk], vectors: Vectors
+async def replace_passages(
+    session: AsyncSession, *, document_id: str, case_id: str, passages: list[TextPassage], vectors: Vectors
 ) -> None:
-    """Delete the document's passages and insert `chunks` with their `vectors` (one L2-normalised
+    """Delete the document's passages and insert `passages` with their `vectors` (one L2-normalised
     row each), in the caller's transaction."""
-    if len(chunks) != len(vectors) or (len(chunks) and vectors.shape[1] != EMBEDDING_DIM):
-        raise ValueError(f"{len(chunks)} chunks but vectors of shape {vectors.shape}")
-    await delete_document_chunks(session, document_id)
-    if not chunks:
+    if len(passages) != len(vectors) or (len(passages) and vectors.shape[1] != EMBEDDING_DIM):
+        raise ValueError(f"{len(passages)} passages but vectors of shape {vectors.shape}")
+    await session.execute(delete(Passage).where(Passage.document_id == document_id))
+    if not passages:
         return
     matrix = np.ascontiguousarray(vectors, dtype="<f4")
     now = utcnow()
@@ -46,21 +46,17 @@ async def replace_document_chunks(
         {
             "document_id": document_id,
             "case_id": case_id,
-            "chunk_index": chunk.index,
-            "page": chunk.page,
-            "start": chunk.start,
-            "end": chunk.end,
-            "text": chunk.text,
+            "passage_index": passage.index,
+            "page": passage.page,
+            "start": passage.start,
+            "end": passage.end,
+            "text": passage.text,
             "embedding": matrix[i].tobytes(),
             "created_at": now,
         }
-        for i, chunk in enumerate(chunks)
+        for i, passage in enumerate(passages)
     ]
-    await session.execute(insert(DocumentChunk), rows)
-
-
-async def delete_document_chunks(session: AsyncSession, document_id: str) -> None:
-    await session.execute(delete(DocumentChunk).where(DocumentChunk.document_id == document_id))
+    await session.execute(insert(Passage), rows)
 
 
 # ---- the vector index's reads --------------------------------------------------------------------
@@ -69,28 +65,26 @@ async def delete_document_chunks(session: AsyncSession, document_id: str) -> Non
 async def vectors_after(session: AsyncSession, after_id: int, limit: int) -> list[tuple[int, str, bytes]]:
     """(id, document_id, embedding) of passages with id > `after_id`, by id."""
     statement = (
-        select(DocumentChunk.id, DocumentChunk.document_id, DocumentChunk.embedding)
-        .where(DocumentChunk.id > after_id)
-        .order_by(DocumentChunk.id)
+        select(Passage.id, Passage.document_id, Passage.embedding)
+        .where(Passage.id > after_id)
+        .order_by(Passage.id)
         .limit(limit)
     )
     return [(int(r[0]), str(r[1]), bytes(r[2])) for r in (await session.execute(statement)).all()]
 
 
 async def passage_count(session: AsyncSession) -> int:
-    return int(await session.scalar(select(func.count()).select_from(DocumentChunk)) or 0)
+    return int(await session.scalar(select(func.count()).select_from(Passage)) or 0)
 
 
 async def passage_keys(session: AsyncSession) -> list[tuple[int, str]]:
     """(id, document_id) of every passage: what the index compares itself against."""
-    rows = await session.execute(select(DocumentChunk.id, DocumentChunk.document_id))
+    rows = await session.execute(select(Passage.id, Passage.document_id))
     return [(int(r[0]), str(r[1])) for r in rows.all()]
 
 
 async def vectors_of(session: AsyncSession, ids: Sequence[int]) -> list[tuple[int, str, bytes]]:
-    statement = select(DocumentChunk.id, DocumentChunk.document_id, DocumentChunk.embedding).where(
-        DocumentChunk.id.in_(list(ids))
-    )
+    statement = select(Passage.id, Passage.document_id, Passage.embedding).where(Passage.id.in_(list(ids)))
     return [(int(r[0]), str(r[1]), bytes(r[2])) for r in (await session.execute(statement)).all()]
 
 
@@ -103,7 +97,7 @@ class PassageRow:
     document_id: str
     document_title: str
     case_id: str
-    chunk_index: int
+    passage_index: int
     page: int
     start: int
     end: int
@@ -111,15 +105,15 @@ class PassageRow:
 
 
 _PASSAGE_COLUMNS = (
-    DocumentChunk.id,
-    DocumentChunk.document_id,
+    Passage.id,
+    Passage.document_id,
     Document.title,
-    DocumentChunk.case_id,
-    DocumentChunk.chunk_index,
-    DocumentChunk.page,
-    DocumentChunk.start,
-    DocumentChunk.end,
-    DocumentChunk.text,
+    Passage.case_id,
+    Passage.passage_index,
+    Passage.page,
+    Passage.start,
+    Passage.end,
+    Passage.text,
 )
 
 
@@ -127,28 +121,28 @@ def _passage(row: Sequence[object]) -> PassageRow:
     return PassageRow(*row)  # type: ignore[arg-type]
 
 
+async def _passages_where(session: AsyncSession, *conditions: ColumnElement[bool]) -> list[PassageRow]:
+    statement = (
+        select(*_PASSAGE_COLUMNS).join(Document, Document.id == Passage.document_id).where(*conditions)
+    )
+    return [_passage(row) for row in (await session.execute(statement)).all()]
+
+
 async def passages_by_ids(session: AsyncSession, ids: Sequence[int]) -> dict[int, PassageRow]:
     """The passages that still exist among `ids`, with their document's title."""
     if not ids:
         return {}
-    statement = (
-        select(*_PASSAGE_COLUMNS)
-        .join(Document, Document.id == DocumentChunk.document_id)
-        .where(DocumentChunk.id.in_(list(ids)))
-    )
-    return {row[0]: _passage(row) for row in (await session.execute(statement)).all()}
+    return {row.id: row for row in await _passages_where(session, Passage.id.in_(list(ids)))}
 
 
 async def first_passages(session: AsyncSession, document_ids: Sequence[str]) -> dict[str, PassageRow]:
     """Each document's first passage (for hits that matched on the title alone)."""
     if not document_ids:
         return {}
-    statement = (
-        select(*_PASSAGE_COLUMNS)
-        .join(Document, Document.id == DocumentChunk.document_id)
-        .where(DocumentChunk.document_id.in_(list(document_ids)), DocumentChunk.chunk_index == 0)
+    rows = await _passages_where(
+        session, Passage.document_id.in_(list(document_ids)), Passage.passage_index == 0
     )
-    return {row[1]: _passage(row) for row in (await session.execute(statement)).all()}
+    return {row.document_id: row for row in rows}
 
 
 async def fulltext_passages(
@@ -161,7 +155,7 @@ async def fulltext_passages(
     if dialect_name(session) == "postgresql":
         query = " | ".join(words)
         statement = text(
-            "SELECT id FROM document_chunks, to_tsquery('english', :query) AS q "
+            "SELECT id FROM passages, to_tsquery('english', :query) AS q "
             "WHERE search_vector @@ q AND (CAST(:case_id AS varchar) IS NULL OR case_id = :case_id) "
             "ORDER BY ts_rank_cd(search_vector, q) DESC, id LIMIT :limit"
         )
@@ -169,14 +163,14 @@ async def fulltext_passages(
         query = " OR ".join(f'"{word}"' for word in words)
         if case_id is None:
             statement = text(
-                "SELECT rowid FROM document_chunks_fts WHERE document_chunks_fts MATCH :query "
+                "SELECT rowid FROM passages_fts WHERE passages_fts MATCH :query "
                 "ORDER BY rank, rowid LIMIT :limit"
             )
         else:
             statement = text(
-                "SELECT f.rowid FROM document_chunks_fts AS f JOIN document_chunks AS c ON c.id = f.rowid "
-                "WHERE document_chunks_fts MATCH :query AND c.case_id = :case_id "
-                "ORDER BY bm25(document_chunks_fts), f.rowid LIMIT :limit"
+                "SELECT f.rowid FROM passages_fts AS f JOIN passages AS c ON c.id = f.rowid "
+                "WHERE passages_fts MATCH :query AND c.case_id = :case_id "
+                "ORDER BY bm25(passages_fts), f.rowid LIMIT :limit"
             )
     params: dict[str, object] = {"query": query, "limit": limit, "case_id": case_id}
     return [int(r[0]) for r in (await session.execute(statement, params)).all()]
@@ -232,10 +226,10 @@ class CasePassages:
 async def case_passages(session: AsyncSession, case_id: str) -> CasePassages:
     """Every passage of a case's documents with its embedding: asking a question ranks them all."""
     statement = (
-        select(*_PASSAGE_COLUMNS, DocumentChunk.embedding)
-        .join(Document, Document.id == DocumentChunk.document_id)
-        .where(DocumentChunk.case_id == case_id, Document.case_id == case_id)
-        .order_by(DocumentChunk.id)
+        select(*_PASSAGE_COLUMNS, Passage.embedding)
+        .join(Document, Document.id == Passage.document_id)
+        .where(Passage.case_id == case_id, Document.case_id == case_id)
+        .order_by(Passage.id)
     )
     rows = (await session.execute(statement)).all()
     passages = [_passage(row[:-1]) for row in rows]

@@ -23,9 +23,6 @@ three sentences verbatim, each cited. Nothing scoring ANSWER_MIN_SCORE or more: 
 from __future__ import annotations
 
 import asyncio
-import html
-import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -36,9 +33,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from casefile.auth.permissions import Permission, Principal
 from casefile.cases.models import Case
 from casefile.errors import NotFound, ValidationFailed, permission_missing
-from casefile.listing import search_words
+from casefile.listing import MAX_SEARCH_WORDS
+from casefile.nlp.sentences import Span, split_sentences
+from casefile.nlp.types import Page
+from casefile.nlp.words import WORD, content_words, split_words
 from casefile.search import repository
 from casefile.search.repository import PassageRow
+from casefile.search.snippets import highlight, make_snippet, match_spans, same_word, word_coverage
 from casefile.search.vector_index import index_for
 
 Kind = Literal["case", "document"]
@@ -53,7 +54,6 @@ TITLE_CANDIDATES = 100
 # semantic hit. Tuned on tests/ai_quality (see bench/README.md "Search over passages"): related
 # query/passage pairs score 0.30-0.70, unrelated ones below 0.20.
 SEMANTIC_MIN_SIMILARITY = 0.30
-SNIPPET_CHARS = 240
 
 ASK_PASSAGES = 4
 ASK_TEXT_CANDIDATES = 50
@@ -66,118 +66,10 @@ MAX_ANSWER_SENTENCES = 3
 LEXICAL_BONUS = 0.10  # times the share of the question's words a sentence contains
 MAX_SENTENCES_EMBEDDED = 60
 
-STOP_WORDS = frozenset(
-    re.findall(
-        r"\w+",
-        """a about above after again against all am an and any are as at be because been before being
-    below between both but by can could did do does doing down during each few for from further had
-    has have having he her here hers herself him himself his how i if in into is it its itself just
-    me more most my myself no nor not now of off on once only or other our ours ourselves out over
-    own same she should so some such than that the their theirs them themselves then there these
-    they this those through to too under until up very was we were what when where which while who
-    whom why will with would you your yours yourself yourselves""",
-    )
-)
 
-_WORD = re.compile(r"[^\W_]+")
-_SUFFIXES = ("ings", "ing", "ies", "ied", "es", "ed", "s", "ly")
-
-
-def content_words(text: str) -> list[str]:
-    """The query's words for full-text matching: letters and digits, lower-cased, no stop words."""
-    return [w for w in search_words(text) if w not in STOP_WORDS]
-
-
-def _stem(word: str) -> str:
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-            return word[: -len(suffix)]
-    return word
-
-
-def _same_word(token: str, word: str) -> bool:
-    """`token` (lower case) is `word`, or starts with its stem: "payments" matches "payment",
-    "evicted" matches "eviction", and a prefix typed for a case ("contr") matches "contract"."""
-    stem = _stem(word)
-    return token == word or (len(stem) >= 3 and token.startswith(stem))
-
-
-def match_spans(text: str, words: list[str]) -> list[tuple[int, int]]:
-    """Where the query's words occur in `text` (a word, or a word starting with its stem)."""
-    if not words:
-        return []
-    return [
-        (m.start(), m.end())
-        for m in _WORD.finditer(text)
-        if any(_same_word(m.group().lower(), w) for w in words)
-    ]
-
-
-def word_coverage(text: str, words: list[str]) -> float:
-    """The share of the distinct query words that occur in `text` (1.0 for no words)."""
-    distinct = set(words)
-    if not distinct:
-        return 1.0
-    tokens = {t.lower() for t in _WORD.findall(text)}
-    return sum(1 for w in distinct if w in tokens or any(_same_word(t, w) for t in tokens)) / len(distinct)
-
-
-def highlight(text: str, spans: Iterable[tuple[int, int]]) -> str:
-    """`text` HTML-escaped, with the spans wrapped in <mark> (the only markup in the result)."""
-    out: list[str] = []
-    position = 0
-    for start, end in spans:
-        out.append(html.escape(text[position:start]))
-        out.append(f"<mark>{html.escape(text[start:end])}</mark>")
-        position = end
-    out.append(html.escape(text[position:]))
-    return "".join(out)
-
-
-@dataclass(frozen=True)
-class Snippet:
-    text: str  # HTML: escaped, with <mark>
-    start: int  # offsets of the shown window in the source text
-    end: int
-
-
-def make_snippet(text: str, words: list[str], *, offset: int = 0, size: int = SNIPPET_CHARS) -> Snippet:
-    """The window of about `size` characters with the most query words, highlighted."""
-    spans = match_spans(text, words)
-    start = 0
-    if spans:
-        best = _densest_window(spans, size)
-        start = max(0, spans[best][0] - size // 4)
-        if start > 0:
-            space = text.find(" ", start)
-            start = space + 1 if 0 <= space < spans[best][0] else spans[best][0]
-    end = min(len(text), start + size)
-    if end < len(text):
-        space = text.rfind(" ", start, end)
-        end = space if space > start else end
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    inside = [(s - start, e - start) for s, e in spans if s >= start and e <= end]
-    shown = highlight(text[start:end], inside)
-    prefix = "… " if start > 0 else ""
-    suffix = " …" if end < len(text) else ""
-    return Snippet(prefix + shown + suffix, offset + start, offset + end)
-
-
-def _densest_window(spans: list[tuple[int, int]], size: int) -> int:
-    """The index of the match that starts the `size`-character window holding the most matches
-    (the first such). Linear: `spans` are in order and do not overlap, so the window's end only
-    moves forward (a text of thousands of matches must not stall the event loop)."""
-    best, best_count, end = 0, 0, 0
-    for i, (first, _) in enumerate(spans):
-        end = max(end, i)
-        while end < len(spans) and spans[end][1] <= first + size:
-            end += 1
-        if end - i > best_count:
-            best, best_count = i, end - i
-    return best
+def query_words(text: str) -> list[str]:
+    """The query's words for full-text matching: its content words, at most MAX_SEARCH_WORDS."""
+    return content_words(text)[:MAX_SEARCH_WORDS]
 
 
 def _rrf(rank: int) -> float:
@@ -188,7 +80,7 @@ async def embed(texts: list[str]) -> FloatArray:
     """Embeddings, computed in a worker thread: never on the event loop."""
 
     def run() -> FloatArray:
-        from casefile.ai.embedder import get_embedder
+        from casefile.nlp.embedder import get_embedder
 
         vectors: FloatArray = np.asarray(get_embedder().embed(texts), dtype=np.float32)
         return vectors
@@ -227,13 +119,9 @@ CASE_FIELD_WEIGHTS = (("title", 3), ("case_number", 3), ("client_name", 2), ("de
 
 def _case_relevance(case: Case, words: list[str]) -> int:
     """Each word counts the weight of the best field it occurs in."""
-    tokens = {
-        name: [t.lower() for t in _WORD.findall(getattr(case, name) or "")] for name, _ in CASE_FIELD_WEIGHTS
-    }
+    tokens = {name: split_words(getattr(case, name) or "") for name, _ in CASE_FIELD_WEIGHTS}
     return sum(
-        next(
-            (weight for name, weight in CASE_FIELD_WEIGHTS if any(_same_word(t, w) for t in tokens[name])), 0
-        )
+        next((weight for name, weight in CASE_FIELD_WEIGHTS if any(same_word(t, w) for t in tokens[name])), 0)
         for w in words
     )
 
@@ -273,7 +161,7 @@ async def search(
     q = q.strip()
     if not q:
         raise ValidationFailed.on("q", "Enter something to search for")
-    words = content_words(q)
+    words = query_words(q)
     case_hits: list[_CaseHit] = []
     if want_cases:
         case_hits = await _rank_cases(session, words)
@@ -390,60 +278,10 @@ async def _rank_documents(session: AsyncSession, q: str, words: list[str]) -> li
 
 # ---- ask -----------------------------------------------------------------------------------------
 
-# A sentence ends at . ! or ? (optionally followed by a closing quote or bracket) before white
-# space and a capital, digit, quote or bracket, or at a blank line; not after common
-# abbreviations or initials ("v.", "U.S.", "Mr.", "No.", "J.").
-_CLOSERS = "\"')]\u201d\u2019"
-_OPENERS = "\"'([\u201c\u2018"
-_SENTENCE_END = re.compile(rf"[.!?][{re.escape(_CLOSERS)}]*\s+(?=[{re.escape(_OPENERS)}]?[A-Z0-9])|\n\s*\n")
-_ABBREVIATIONS = frozenset(
-    re.findall(
-        r"\w+",
-        """v vs mr mrs ms dr jr sr st no nos inc ltd llc llp co corp cir art sec ch para pp p cf e g i al
-    et seq ex etc id jan feb mar apr jun jul aug sep sept oct nov dec u s f supp cal app rev stat
-    ann civ proc crim fed ct assn dept govt hon esq""",
-    )
-)
-
-
-@dataclass(frozen=True)
-class Sentence:
-    start: int  # offsets within the passage text
-    end: int
-    text: str
-
-
-def split_sentences(text: str) -> list[Sentence]:
-    sentences: list[Sentence] = []
-    begin = 0
-    for boundary in _SENTENCE_END.finditer(text):
-        before = text[begin : boundary.start() + 1]
-        last_word = re.findall(r"([A-Za-z]+)\.?$", before.rstrip(".!?" + _CLOSERS).rstrip() + ".")
-        if (
-            boundary.group()[0] == "."
-            and last_word
-            and (last_word[-1].lower() in _ABBREVIATIONS or len(last_word[-1]) == 1)
-        ):
-            continue
-        end = boundary.start() + len(boundary.group().rstrip())
-        _add_sentence(sentences, text, begin, end)
-        begin = boundary.end()
-    _add_sentence(sentences, text, begin, len(text))
-    return sentences
-
-
-def _add_sentence(sentences: list[Sentence], text: str, start: int, end: int) -> None:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    if end > start:
-        sentences.append(Sentence(start, end, text[start:end]))
-
 
 def _answerable(sentence: str) -> bool:
     """A sentence that can answer something: four words or more, not a heading in capitals."""
-    return len(_WORD.findall(sentence)) >= 4 and any(c.islower() for c in sentence)
+    return len(WORD.findall(sentence)) >= 4 and any(c.islower() for c in sentence)
 
 
 NOT_GROUNDED = "No passage in this case's documents supports an answer to this question, so none is given."
@@ -466,7 +304,7 @@ async def ask(session: AsyncSession, case_id: str, question: str) -> dict[str, A
     found = await repository.case_passages(session, case_id)
     if not found.passages:
         return _not_grounded(question, NOTHING_PROCESSED)
-    words = content_words(question)
+    words = query_words(question)
     query = (await embed([question]))[0]
     similarities = await asyncio.to_thread(lambda: found.vectors @ query)
     text_ids = await repository.fulltext_passages(session, words, limit=ASK_TEXT_CANDIDATES, case_id=case_id)
@@ -486,10 +324,12 @@ async def ask(session: AsyncSession, case_id: str, question: str) -> dict[str, A
     if not top:
         return _not_grounded(question, NOT_GROUNDED)
 
-    candidates: list[tuple[PassageRow, Sentence]] = []
+    candidates: list[tuple[PassageRow, Span]] = []
     for i in top:
         passage = found.passages[i]
-        candidates += [(passage, s) for s in split_sentences(passage.text) if _answerable(s.text)]
+        # Offsets of these sentences are within the passage's text.
+        in_passage = split_sentences(Page(passage.page, passage.text))
+        candidates += [(passage, s) for s in in_passage if _answerable(s.text)]
     candidates = candidates[:MAX_SENTENCES_EMBEDDED]
     if not candidates:
         return _not_grounded(question, NOT_GROUNDED)
@@ -500,8 +340,8 @@ async def ask(session: AsyncSession, case_id: str, question: str) -> dict[str, A
     distinct = set(words)
     scored: list[tuple[float, int]] = []
     for n, (_, sentence) in enumerate(candidates):
-        tokens = {t.lower() for t in _WORD.findall(sentence.text)}
-        shared = sum(1 for w in distinct if any(_same_word(t, w) for t in tokens))
+        tokens = set(split_words(sentence.text))
+        shared = sum(1 for w in distinct if any(same_word(t, w) for t in tokens))
         bonus = LEXICAL_BONUS * shared / len(distinct) if distinct else 0.0
         scored.append((float(semantic[n]) + bonus, n))
     scored.sort(key=lambda item: (-item[0], item[1]))
@@ -509,7 +349,7 @@ async def ask(session: AsyncSession, case_id: str, question: str) -> dict[str, A
     if best < ANSWER_MIN_SCORE:
         return _not_grounded(question, NOT_GROUNDED)
 
-    chosen: list[tuple[PassageRow, Sentence]] = []
+    chosen: list[tuple[PassageRow, Span]] = []
     seen: set[str] = set()
     for score, n in scored:
         if len(chosen) == MAX_ANSWER_SENTENCES or score < max(ANSWER_MIN_SCORE, best - ANSWER_MARGIN):

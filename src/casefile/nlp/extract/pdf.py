@@ -1,0 +1,85 @@
+"""PDF text layers, and OCR (tesseract) for scanned PDFs and images when it is installed."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pypdf
+from pypdf.errors import PyPdfError
+
+from ..types import NoExtractableText, ProcessingFailed
+from .pages import MAX_PAGES, Extraction, cap_pages
+
+OCR_TIMEOUT_SECONDS = 120
+
+
+def tesseract_available() -> bool:
+    return shutil.which("tesseract") is not None
+
+
+def _open_pdf(path: Path) -> pypdf.PdfReader:
+    try:
+        reader = pypdf.PdfReader(path, strict=False)
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise ProcessingFailed("the PDF is password-protected")
+        _ = len(reader.pages)  # forces the page tree to be read: damage shows up here
+    except ProcessingFailed:
+        raise
+    except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError, OSError) as exc:
+        raise ProcessingFailed("the PDF is damaged or not a valid PDF file") from exc
+    except NotImplementedError as exc:  # e.g. an unsupported encryption algorithm
+        raise ProcessingFailed("the PDF uses an encryption method that cannot be opened") from exc
+    return reader
+
+
+def pdf_pages(path: Path) -> Iterator[str]:
+    reader = _open_pdf(path)
+    for index in range(len(reader.pages)):
+        try:
+            yield reader.pages[index].extract_text() or ""
+        except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
+            raise ProcessingFailed(f"page {index + 1} of the PDF is damaged") from exc
+
+
+def ocr_scanned_pdf(path: Path) -> Extraction:
+    """A PDF without a text layer: OCR its pages when tesseract and a rasteriser are available."""
+    if not tesseract_available() or shutil.which("pdftoppm") is None:
+        raise NoExtractableText("the PDF has no text layer and OCR is not available")
+    with tempfile.TemporaryDirectory(prefix="casefile-ocr-") as tmp:
+        _run([str(shutil.which("pdftoppm")), "-r", "300", "-png", str(path), f"{tmp}/page"])
+        images = sorted(Path(tmp).glob("page-*.png"), key=lambda p: int(p.stem.rsplit("-", 1)[1]))
+        texts = [_tesseract(image) for image in images[:MAX_PAGES]]
+    pages, truncated = cap_pages(texts)
+    if not any(p.text.strip() for p in pages):
+        raise NoExtractableText("OCR found no text in the PDF")
+    return Extraction(pages, "ocr", truncated or len(images) > MAX_PAGES)
+
+
+# -- OCR ----------------------------------------------------------------------------------------
+
+
+def _run(command: list[str]) -> str:
+    try:
+        done = subprocess.run(  # noqa: S603 - fixed program, our own temp paths
+            command, capture_output=True, timeout=OCR_TIMEOUT_SECONDS, check=False
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise ProcessingFailed("OCR took too long and was stopped") from exc
+    if done.returncode != 0:
+        raise ProcessingFailed("the image could not be read for OCR")
+    return done.stdout.decode("utf-8", errors="replace")
+
+
+def _tesseract(image: Path) -> str:
+    return _run([str(shutil.which("tesseract")), str(image), "-"])
+
+
+def ocr_image(path: Path) -> list[str]:
+    if not tesseract_available():
+        raise NoExtractableText("the file is an image and OCR (tesseract) is not installed")
+    # Tesseract separates the frames of a multi-page TIFF with form feeds.
+    return _tesseract(path).split("\f")

@@ -1,0 +1,105 @@
+"""Sentence segmentation, with offsets: the one splitter for summaries, passages and answers.
+
+Every sentence is a `Span` into one page's text, so whatever is shown to a user can be traced to
+`pages[page - 1].text[start:end]`. A sentence ends at `.`, `!` or `?` (optionally followed by a
+closing quote or bracket) before white space and a capital, digit, quote or bracket, but not after
+an abbreviation or an initial ("v.", "U.S.", "Mr.", "No.", "J."); a blank line ends one too, and a
+short line (a heading, an address or signature line) stands alone.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .resources import word_set
+from .types import Page
+
+
+@dataclass(frozen=True)
+class Span:
+    page: int
+    start: int
+    end: int
+    text: str
+
+    @property
+    def words(self) -> int:
+        return len(self.text.split())
+
+
+_ABBREVIATIONS = word_set("abbreviations")
+_SENTENCE_END = re.compile(r"[.!?][\"'\u201d\u2019)\]]*(?=\s+[\"'\u201c\u2018(\[]?[A-Z0-9])")
+_BLOCK_SPLIT = re.compile(r"\n[ \t]*\n+")
+_SHORT_LINE = 60  # a line shorter than this is a heading, address or list line, not wrapped prose
+
+
+def _is_abbreviation(text: str, dot: int) -> bool:
+    if text[dot] != ".":
+        return False
+    if re.fullmatch(r"\s*\(?(?:\d{1,3}|[A-Za-z]|[ivxIVX]{1,4})\)?", text[:dot]):
+        return True  # a list enumerator ("1. Premises"), not the end of a sentence
+    match = re.search(r"([A-Za-z][A-Za-z.0-9]*)$", text[:dot])
+    if match is None:
+        return False
+    word = match.group(1).lower()
+    # A single letter before a period is an initial ("John A. Smith"), never a sentence end here.
+    return len(word) == 1 or word in _ABBREVIATIONS
+
+
+def _lines_of_block(block: str, offset: int) -> list[tuple[int, int]]:
+    """The block's pieces: short lines stand alone, long (wrapped) lines join the next line."""
+    pieces: list[tuple[int, int]] = []
+    start = 0
+    position = 0
+    for line in block.split("\n"):
+        end_of_line = position + len(line)
+        stripped = line.strip()
+        if len(stripped) < _SHORT_LINE or stripped.endswith((".", ":", ";")):
+            pieces.append((offset + start, offset + end_of_line))
+            start = end_of_line + 1
+        position = end_of_line + 1
+    if start < len(block):
+        pieces.append((offset + start, offset + len(block)))
+    return pieces
+
+
+def split_sentences(page: Page) -> list[Span]:
+    """Sentences and stand-alone lines of a page, each trimmed of surrounding whitespace."""
+    text = page.text
+    spans: list[Span] = []
+    block_start = 0
+    for match in [*_BLOCK_SPLIT.finditer(text), None]:
+        block_end = match.start() if match else len(text)
+        for start, end in _lines_of_block(text[block_start:block_end], block_start):
+            spans.extend(_sentences_in(page.number, text, start, end))
+        block_start = match.end() if match else len(text)
+    return spans
+
+
+def _sentences_in(page: int, text: str, start: int, end: int) -> list[Span]:
+    piece = text[start:end]
+    cuts = [m.end() for m in _SENTENCE_END.finditer(piece) if not _is_abbreviation(piece, m.start())]
+    result = []
+    previous = 0
+    for cut in [*cuts, len(piece)]:
+        span = _trimmed(page, text, start + previous, start + cut)
+        if span is not None:
+            result.append(span)
+        previous = cut
+    return result
+
+
+_ENUMERATOR = re.compile(r"\(?(?:\d{1,3}|[a-z]|[ivx]{1,4})[.)]\)?[ \t]+")
+
+
+def _trimmed(page: int, text: str, start: int, end: int) -> Span | None:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    # A list number ("2. On July 10, ...") is numbering, not part of the sentence.
+    enumerator = _ENUMERATOR.match(text, start, end)
+    if enumerator and enumerator.end() < end:
+        start = enumerator.end()
+    return Span(page, start, end, text[start:end]) if end > start else None
