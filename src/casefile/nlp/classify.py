@@ -2,7 +2,7 @@
 
 The labelled examples live in `data/document_types.jsonl` (`{"label", "text"}` per line, a few
 short, generic examples per label, written for this purpose and distinct from the quality corpus
-in `tests/ai_quality/`). Each label's centroid is the normalised mean of its examples' vectors.
+in `tests/ai/quality/`). Each label's centroid is the normalised mean of its examples' vectors.
 
 Labels: contract, pleading (complaints, answers, motions and briefs, petitions), correspondence
 (letters), court_order (orders, judgments, opinions), memo, invoice, affidavit (affidavits and
