@@ -29,11 +29,20 @@ def test_success_envelope_and_request_id(admin: httpx.Client) -> None:
     assert r.headers["x-request-id"] == body["meta"]["request_id"]
 
 
-def test_well_formed_incoming_request_id_is_echoed(admin: httpx.Client) -> None:
+def test_incoming_request_id_is_returned_apart_from_ours(admin: httpx.Client) -> None:
+    # contract §2: our id is always `req_…`; a well-formed caller id comes back in its own header.
     r = admin.get("/users/me", headers={"X-Request-ID": "trace-42.a_b"})
-    assert r.headers["x-request-id"] == "trace-42.a_b" == r.json()["meta"]["request_id"]
-    bad = admin.get("/users/me", headers={"X-Request-ID": "no spaces or <tags>"})
-    assert bad.headers["x-request-id"].startswith("req_")
+    assert re.match(r"^req_[0-9a-z]{26}$", r.headers["x-request-id"])
+    assert r.headers["x-request-id"] == r.json()["meta"]["request_id"]
+    assert r.headers["x-client-request-id"] == "trace-42.a_b"
+    refused = admin.get("/no-such-thing", headers={"X-Request-ID": "trace-7"})
+    api_error(refused, 404, "NOT_FOUND")
+    assert refused.headers["x-request-id"].startswith("req_")
+    assert refused.headers["x-client-request-id"] == "trace-7"
+    for bad in ("no spaces or <tags>", "x" * 129):
+        answer = admin.get("/users/me", headers={"X-Request-ID": bad})
+        assert answer.headers["x-request-id"].startswith("req_")
+        assert "x-client-request-id" not in answer.headers
 
 
 def test_unknown_route_and_wrong_method(api: Api, admin: httpx.Client) -> None:
