@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from tests.support.assertions import api_error, ok
-from tests.support.factories import make_docx, make_pdf, new_case
+from tests.support.factories import inflated, make_docx, make_pdf, new_case
 from tests.support.processes import Process
 from tests.support.receivers import Receiver
 from tests.support.servers import ADMIN_EMAIL, ADMIN_PASSWORD, Api, make_settings, run_sql
@@ -176,6 +176,18 @@ def test_an_image_without_ocr_is_skipped_and_a_damaged_pdf_fails(ai_server: Api)
     # A damaged file is not retried: it would fail the same way.
     assert failed["reason"] and failed["will_retry"] is False and "Traceback" not in failed["reason"]
     assert not ai_server.events("document.processed", document_id=broken["id"])
+
+
+def test_a_zip_bomb_fails_without_being_inflated(ai_server: Api) -> None:
+    # A 0.1 MB DOCX whose text part unpacks to 70 MB: refused as it is, not parsed, not retried.
+    bomb = inflated(make_docx(["Settlement offer."]), "word/document.xml", 70_000_000)
+    assert len(bomb) < 1_000_000
+    with ai_server.admin() as admin:
+        document = upload(admin, new_case(admin)["id"], bomb, "offer.docx")
+        processed = wait_processed(admin, document["id"])
+    assert processed["processing_status"] == "failed"
+    [failed] = ai_server.events("ai.processing_failed", document_id=document["id"])
+    assert "unpacks to more than" in failed["reason"] and failed["will_retry"] is False
 
 
 def test_reprocessing_replaces_results_and_a_case_summary_cites_its_documents(ai_server: Api) -> None:
