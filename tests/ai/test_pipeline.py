@@ -355,14 +355,14 @@ def test_ai_processes_end_with_a_killed_server(database, tmp_path: Path) -> None
     settings = make_settings(data_dir, url, ai_enabled=True, worker_poll_seconds=0.2)
     server = Process("serve", settings, tmp_path / "serve.log")
     try:
-        start_a_long_job(server, LONG_TEXT * 6)  # busy for longer than the children may outlive it
-        children = _children(server.proc.pid)
-        assert children, "the server runs its AI work in a child process"
+        start_a_long_job(server, LONG_TEXT * 20)  # busy for far longer than children may outlive it
+        # The job is claimed before its process is started: wait for the process.
+        children = wait_until(lambda: _children(server.proc.pid), timeout=60, interval=0.1)
         server.kill()  # SIGKILL: no chance to end its children itself
     finally:
         server.stop()
     try:
-        wait_until(lambda: not any(_alive(pid) for pid in children), timeout=3, interval=0.1)
+        wait_until(lambda: not any(_alive(pid) for pid in children), timeout=10, interval=0.1)
     finally:
         for pid in filter(_alive, children):  # never leave an orphan behind a failed test
             os.kill(pid, signal.SIGKILL)
