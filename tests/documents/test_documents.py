@@ -401,8 +401,10 @@ def test_document_permissions(api: Api, admin: httpx.Client, case) -> None:
     writer = api.make_key(["write:documents"])["key"]
     with api.client(api_key=writer) as c:
         made = ok(upload(c, case["id"]), 201)
-        assert made["uploaded_by"].startswith("key_")
+        assert made == {"id": made["id"]}  # a write answer shows no more than the key may read
+        assert ok(c.patch(f"/documents/{made['id']}", json={"title": "renamed"})) == {"id": made["id"]}
         auth_error(c.get(f"/documents/{made['id']}"), 403, "AUTH_010")
+    assert ok(admin.get(f"/documents/{made['id']}"))["title"] == "renamed"
     with api.client() as c:
         auth_error(upload(c, case["id"]), 401, "AUTH_002")
 

@@ -91,3 +91,39 @@ def test_the_last_administrator_stays(make_server) -> None:
 def test_missing_user_is_404(admin: httpx.Client) -> None:
     api_error(admin.get("/users/user_nope"), 404, "NOT_FOUND")
     api_error(admin.patch("/users/user_nope", json={"name": "x"}), 404, "NOT_FOUND")
+
+
+def test_api_keys_cannot_touch_administrator_access(api: Api, admin: httpx.Client) -> None:
+    """Creating an administrator, any role change, and an administrator's credentials or status
+    need an administrator's own access token; a key with `*:users` gets AUTH_011."""
+    key = api.make_key(["*:users"])["key"]
+    target, _ = api.make_user("viewer")
+    other_admin, _ = api.make_user("admin")
+    me = ok(admin.get("/users/me"))
+    with api.client(api_key=key) as c:
+        body = {"email": f"{unique('escalate')}@casefile.test", "name": "E", "password": "x" * 12}
+        auth_error(c.post("/users", json={**body, "role": "admin"}), 403, "AUTH_011")
+        assert ok(c.post("/users", json=body), 201)["role"] == "viewer"  # others may still be made
+        auth_error(c.patch(f"/users/{target['id']}", json={"role": "attorney"}), 403, "AUTH_011")
+        auth_error(c.patch(f"/users/{target['id']}", json={"role": "admin"}), 403, "AUTH_011")
+        for change in ({"password": "Taken-over-passw0rd"}, {"active": False}, {"role": "viewer"}):
+            auth_error(c.patch(f"/users/{me['id']}", json=change), 403, "AUTH_011")
+        auth_error(c.delete(f"/users/{other_admin['id']}"), 403, "AUTH_011")
+        # What stays open to a key: names, and a non-administrator's password and status.
+        renamed = ok(c.patch(f"/users/{target['id']}", json={"name": "Renamed", "active": False}))
+        assert renamed["active"] is False
+        ok(c.patch(f"/users/{target['id']}", json={"password": "A-fresh-passw0rd-1"}))
+        ok(c.patch(f"/users/{other_admin['id']}", json={"name": "Still an administrator"}))
+    assert ok(admin.get(f"/users/{target['id']}"))["role"] == "viewer"
+    assert ok(admin.get(f"/users/{other_admin['id']}"))["role"] == "admin"
+    assert api.login()["user"]["role"] == "admin"  # the administrator's password is unchanged
+    ok(admin.patch(f"/users/{target['id']}", json={"role": "attorney"}))  # an administrator may
+
+
+def test_a_user_write_answer_shows_no_more_than_the_caller_may_read(api: Api) -> None:
+    key = api.make_key(["write:users"])["key"]
+    with api.client(api_key=key) as c:
+        body = {"email": f"{unique('blind')}@casefile.test", "name": "Blind", "password": "x" * 12}
+        made = ok(c.post("/users", json=body), 201)
+        assert made == {"id": made["id"]} and made["id"].startswith("user_")
+        assert ok(c.patch(f"/users/{made['id']}", json={"name": "Renamed"})) == {"id": made["id"]}

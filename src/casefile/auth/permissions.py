@@ -59,6 +59,17 @@ def grants(held: frozenset[str], needed: Permission) -> bool:
     )
 
 
+def key_permissions(given: list[str], creator_role: str | None) -> frozenset[str]:
+    """What an API key may do now: the permissions it was given, cut down to what its creator's
+    current role grants, so a key never grants more than its creator has (a creator demoted to
+    viewer leaves the key reading only). `creator_role` None (the creator was deleted or disabled):
+    nothing. The result is concrete permissions, wildcards expanded."""
+    if creator_role is None:
+        return frozenset()
+    held, role = frozenset(given), ROLE_PERMISSIONS[creator_role]
+    return frozenset(p.value for p in Permission if grants(held, p) and grants(role, p))
+
+
 @dataclass(frozen=True)
 class Principal:
     """Who is calling: a user (by access token) or an API key, with what it may do."""

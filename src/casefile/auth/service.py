@@ -18,7 +18,7 @@ from casefile.auth import passwords
 from casefile.auth.jwt_tokens import decode_access_token, issue_access_token
 from casefile.auth.models import AuthSession, RefreshToken
 from casefile.auth.oidc import Identity
-from casefile.auth.permissions import ROLE_PERMISSIONS, Principal
+from casefile.auth.permissions import ROLE_PERMISSIONS, Principal, key_permissions
 from casefile.clock import utcnow
 from casefile.db import commit_early
 from casefile.errors import (
@@ -256,4 +256,10 @@ async def authenticate_api_key(runtime: Runtime, session: AsyncSession, key: str
             # with SQLITE_BUSY_SNAPSHOT under load): write in a short transaction of its own.
             async with runtime.db.transaction(write=True) as writer:
                 await writer.execute(touch)
-    return Principal(kind="api_key", id=api_key.id, permissions=frozenset(api_key.permissions))
+    # The one place a key becomes a Principal: its permissions are cut down to its creator's, as
+    # they are now (the role is read on every request, like a user's).
+    creator = await session.get(User, api_key.created_by) if api_key.created_by else None
+    creator_role = creator.role if creator is not None and creator.active else None
+    return Principal(
+        kind="api_key", id=api_key.id, permissions=key_permissions(api_key.permissions, creator_role)
+    )

@@ -8,6 +8,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from casefile import envelope
 from casefile.auth.dependencies import RuntimeDep, SessionDep
+from casefile.auth.visibility import IdOnlyOut
 from casefile.cases.dependencies import CaseInPath
 from casefile.cases.repository import get_case
 from casefile.documents import service
@@ -38,7 +39,7 @@ async def list_documents(
 
 @router.post(
     "/cases/{case_id}/documents",
-    response_model=Envelope[DocumentOut],
+    response_model=Envelope[DocumentOut | IdOnlyOut],
     status_code=201,
     openapi_extra={
         "requestBody": {
@@ -80,7 +81,7 @@ async def upload_document(
         body=request.stream(),
         content_type=request.headers.get("content-type", ""),
     )
-    return envelope.created(DocumentOut.dump(document))
+    return envelope.created(DocumentOut.dump_for(document, principal))
 
 
 @router.get("/documents/{document_id}", response_model=Envelope[DocumentOut])
@@ -168,11 +169,12 @@ async def delete_document(
     return envelope.deleted(document.id)
 
 
-@router.put("/documents/{document_id}", response_model=Envelope[DocumentOut])
-@router.patch("/documents/{document_id}", response_model=Envelope[DocumentOut])
+@router.put("/documents/{document_id}", response_model=Envelope[DocumentOut | IdOnlyOut])
+@router.patch("/documents/{document_id}", response_model=Envelope[DocumentOut | IdOnlyOut])
 async def update_document(
     document_id: str, body: DocumentUpdate, principal: DocumentsWrite, session: SessionDep
 ) -> JSONResponse:
     """Update title, document_type, tags or description (any subset). Emits `document.updated`."""
     document = await service.get_document(session, document_id)
-    return envelope.ok(DocumentOut.dump(await service.update_document(session, principal, document, body)))
+    updated = await service.update_document(session, principal, document, body)
+    return envelope.ok(DocumentOut.dump_for(updated, principal))
