@@ -256,4 +256,9 @@ async def authenticate_api_key(runtime: Runtime, session: AsyncSession, key: str
             # with SQLITE_BUSY_SNAPSHOT under load): write in a short transaction of its own.
             async with runtime.db.transaction(write=True) as writer:
                 await writer.execute(touch)
-    return Principal(kind="api_key", id=api_key.id, permissions=frozenset(api_key.permissions))
+    return Principal(
+        kind="api_key",
+        id=api_key.id,
+        permissions=frozenset(api_key.permissions),
+        key_creator_id=api_key.created_by,
+    )
