@@ -77,7 +77,8 @@ class Principal:
 
     @property
     def actor_id(self) -> str:
-        """Recorded as `created_by`, `uploaded_by`, …: the user's id, or the API key's id."""
+        """Recorded as `created_by`, …: the user's id, or the API key's id (a document's
+        `uploaded_by` is `user_id` instead, see documents.service)."""
         return self.id
 
     @property
