@@ -261,5 +261,8 @@ async def authenticate_api_key(runtime: Runtime, session: AsyncSession, key: str
     creator = await session.get(User, api_key.created_by) if api_key.created_by else None
     creator_role = creator.role if creator is not None and creator.active else None
     return Principal(
-        kind="api_key", id=api_key.id, permissions=key_permissions(api_key.permissions, creator_role)
+        kind="api_key",
+        id=api_key.id,
+        permissions=key_permissions(api_key.permissions, creator_role),
+        key_creator_id=api_key.created_by,
     )

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Request
@@ -89,15 +89,18 @@ async def get_document(_: DocumentsRead, fields: DocumentFields, document: Docum
     return envelope.ok(project(DocumentOut.dump(document), fields))
 
 
-@router.get(
-    "/documents/{document_id}/content",
-    responses={200: {"content": {"application/octet-stream": {}}, "description": "The document's bytes"}},
-)
+_CONTENT_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {"content": {"application/octet-stream": {}}, "description": "The document's bytes"}
+}
+
+
+@router.get("/documents/{document_id}/content", responses=_CONTENT_RESPONSES)
+@router.head("/documents/{document_id}/content", responses=_CONTENT_RESPONSES)
 async def download_document(
     request: Request, _: DocumentsRead, document: DocumentInPath, runtime: RuntimeDep
 ) -> Response:
     """The document's bytes, with its detected type, an ETag (the SHA-256), `If-None-Match` (304)
-    and single `Range` requests (206)."""
+    and single `Range` requests (206). `HEAD` answers the same, headers only (the same checks)."""
     etag = f'"{document.sha256}"'
     headers = {
         "ETag": etag,
@@ -116,6 +119,8 @@ async def download_document(
         length, status = end - start + 1, 206
         headers["Content-Range"] = f"bytes {start}-{end}/{size}"
     headers["Content-Length"] = str(length)
+    if request.method == "HEAD":  # the same status and headers, and no read of the content
+        return Response(status_code=status, media_type=document.file_type, headers=headers)
     return StreamingResponse(
         runtime.store.read(document.sha256, start, length),
         status_code=status,

@@ -101,6 +101,7 @@ class DocumentOut(VisibleOut):
     file_type: str
     sha256: str
     uploaded_by: str | None
+    uploaded_via_key: str | None
     uploaded_at: Timestamp
     updated_at: Timestamp
     processing_status: str
