@@ -7,7 +7,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import APIRouter, FastAPI
+from fastapi import APIRouter, Depends, FastAPI
 from fastapi.responses import JSONResponse
 from sqlalchemy import text
 
@@ -19,6 +19,7 @@ from casefile.background import run_background_workers
 from casefile.cases.router import router as cases_router
 from casefile.documents.router import router as documents_router
 from casefile.documents.service import collect_orphaned_content
+from casefile.input_rules import refuse_nul_in_parameters
 from casefile.middleware import BodyLimitMiddleware, RequestIdMiddleware, TransportSecurityMiddleware
 from casefile.query_parameters import QueryCheck
 from casefile.ratelimit import RateLimitHeadersMiddleware
@@ -31,7 +32,8 @@ log = logging.getLogger("casefile")
 
 
 def build_api_router() -> APIRouter:
-    api = APIRouter()
+    # Every query and path parameter meets the one string rule (casefile.input_rules).
+    api = APIRouter(dependencies=[Depends(refuse_nul_in_parameters)])
     # Undeclared or repeated query parameters are refused on every route (query_parameters.py);
     # the admin area attaches the check itself, after its administrator check.
     for router in (auth_router, users_router, cases_router, documents_router, ai_router, search_router):
