@@ -13,6 +13,7 @@ from casefile.auth import passwords
 from casefile.auth.permissions import Principal
 from casefile.auth.service import revoke_user_sessions
 from casefile.clock import utcnow
+from casefile.db import lock_for_transaction
 from casefile.errors import Conflict, ValidationFailed, admin_token_needed_for
 from casefile.events import catalogue
 from casefile.events.outbox import emit
@@ -80,6 +81,10 @@ async def list_users(session: AsyncSession, query: ListQuery) -> tuple[list[User
 
 
 async def _active_admins(session: AsyncSession) -> int:
+    """The number of active administrators, counted under a lock held until the transaction ends:
+    two changes that each leave "another" administrator (two admins demoting each other at once)
+    then run one after the other, and the second sees the first."""
+    await lock_for_transaction(session, "users.active_admins")
     return await session.scalar(select(func.count()).where(User.role == "admin", User.active.is_(True))) or 0
 
 

@@ -1,7 +1,7 @@
 """documents.uploaded_via_key; case_type and jurisdiction indexed on lower()
 
 Revision ID: 0008
-Revises: 0006
+Revises: 0007
 Create Date: 2026-11-23 01:40:00
 
 A document uploaded with an API key names a user in `uploaded_by` (the key's creator) and the key
@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0008"
-down_revision: str | None = "0006"
+down_revision: str | None = "0007"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
