@@ -7,7 +7,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import APIRouter, FastAPI
+from fastapi import APIRouter, Depends, FastAPI
 from fastapi.responses import JSONResponse
 from sqlalchemy import text
 
@@ -19,7 +19,9 @@ from casefile.background import run_background_workers
 from casefile.cases.router import router as cases_router
 from casefile.documents.router import router as documents_router
 from casefile.documents.service import collect_orphaned_content
+from casefile.input_rules import refuse_nul_in_parameters
 from casefile.middleware import BodyLimitMiddleware, RequestIdMiddleware, TransportSecurityMiddleware
+from casefile.query_parameters import QueryCheck
 from casefile.ratelimit import RateLimitHeadersMiddleware
 from casefile.runtime import Runtime
 from casefile.search.router import router as search_router
@@ -30,13 +32,12 @@ log = logging.getLogger("casefile")
 
 
 def build_api_router() -> APIRouter:
-    api = APIRouter()
-    api.include_router(auth_router)
-    api.include_router(users_router)
-    api.include_router(cases_router)
-    api.include_router(documents_router)
-    api.include_router(ai_router)
-    api.include_router(search_router)
+    # Every query and path parameter meets the one string rule (casefile.input_rules).
+    api = APIRouter(dependencies=[Depends(refuse_nul_in_parameters)])
+    # Undeclared or repeated query parameters are refused on every route (query_parameters.py);
+    # the admin area attaches the check itself, after its administrator check.
+    for router in (auth_router, users_router, cases_router, documents_router, ai_router, search_router):
+        api.include_router(router, dependencies=[QueryCheck])
     api.include_router(build_admin_router())
     return api
 
@@ -80,12 +81,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # The unversioned prefix is an alias of the current version (docs/api-conventions.md#versioning).
     app.include_router(api, prefix="/api", include_in_schema=False)
 
-    @app.get("/healthz", tags=["health"])
+    @app.get("/healthz", tags=["health"], dependencies=[QueryCheck])
     async def healthz() -> JSONResponse:
         """The process is alive."""
         return envelope.ok({"status": "ok", "version": __version__})
 
-    @app.get("/readyz", tags=["health"])
+    @app.get("/readyz", tags=["health"], dependencies=[QueryCheck])
     async def readyz() -> JSONResponse:
         """The database answers."""
         runtime: Runtime = app.state.runtime

@@ -129,6 +129,9 @@ async def _on_unexpected(request: Request, exc: Exception) -> JSONResponse:
         )
     response = app_error_response(AppError(), request_id)
     response.headers["X-Request-ID"] = request_id
+    # Starlette re-raises the error after this answer, and the server then closes the connection:
+    # say so, so that a keep-alive client opens a new one instead of failing its next request.
+    response.headers["Connection"] = "close"
     return response
 
 

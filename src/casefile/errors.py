@@ -140,6 +140,14 @@ user_token_required = partial(
     Forbidden, "AUTH_010", "This endpoint needs a user's access token, not an API key"
 )
 admin_required = partial(Forbidden, "AUTH_011", "This endpoint needs an administrator's access token")
+
+
+def admin_token_needed_for(action: str) -> Forbidden:
+    """AUTH_011 for one action on an endpoint that others may otherwise use (e.g. an API key with
+    `write:users` promoting someone)."""
+    return Forbidden("AUTH_011", f"{action} needs an administrator's access token")
+
+
 https_required = partial(Forbidden, "AUTH_020", "This server accepts HTTPS only; use https://")
 
 

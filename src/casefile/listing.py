@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from fastapi import Query
-from sqlalchemy import ColumnElement, Select, TextClause, func, select
+from sqlalchemy import ColumnElement, Select, TextClause, func, literal, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
@@ -28,6 +28,10 @@ MAX_SEARCH_WORDS = 16
 MAX_FILTER_VALUES = 50
 
 SearchCondition = Callable[[AsyncSession, list[str]], ColumnElement[bool] | TextClause]
+# A filter that is more than "the column equals one of the values" (a JSON array, a case-insensitive
+# match): given the values, the condition.
+FilterCondition = Callable[[AsyncSession, list[str]], ColumnElement[bool]]
+Filter = InstrumentedAttribute[Any] | FilterCondition
 
 
 @dataclass(frozen=True)
@@ -39,7 +43,8 @@ class ListSpec:
     default_sort: str
     tiebreak: InstrumentedAttribute[Any]
     output_fields: frozenset[str]
-    filters: dict[str, InstrumentedAttribute[Any]] = field(default_factory=dict)
+    # A column (exact match) or a FilterCondition; either way a comma-separated value means any of.
+    filters: dict[str, Filter] = field(default_factory=dict)
     # Filters over a closed set of values: anything else is a validation error, not an empty page.
     filter_choices: dict[str, tuple[str, ...]] = field(default_factory=dict)
     search: SearchCondition | None = None
@@ -58,6 +63,31 @@ class ListQuery:
     @property
     def offset(self) -> int:
         return (self.page - 1) * self.limit
+
+
+def any_of(
+    column: ColumnElement[Any] | InstrumentedAttribute[Any], values: Sequence[Any]
+) -> ColumnElement[bool]:
+    # Exact, or any of several; no value at all (`status=,`) matches nothing.
+    return column == values[0] if len(values) == 1 else column.in_(values)
+
+
+def any_of_ignoring_case(
+    column: ColumnElement[Any] | InstrumentedAttribute[Any], values: list[str]
+) -> ColumnElement[bool]:
+    """`lower(column)` against `lower(value)`: the database folds both sides alike (PostgreSQL
+    every letter, SQLite's built-in lower() ASCII letters only), and an index on `lower(column)`
+    serves it."""
+    return any_of(func.lower(column), [func.lower(literal(v)) for v in values])
+
+
+def ignoring_case(column: InstrumentedAttribute[Any]) -> FilterCondition:
+    """A filter on free text typed by people, ignoring case (`ny` finds `NY`)."""
+
+    def condition(_: AsyncSession, values: list[str]) -> ColumnElement[bool]:
+        return any_of_ignoring_case(column, values)
+
+    return condition
 
 
 def search_words(text: str | None) -> list[str]:
@@ -165,7 +195,7 @@ def list_query(spec: ListSpec) -> Callable[..., ListQuery]:
         _param(
             name,
             str | None,
-            Query(max_length=2000, description="Exact match; comma-separated means any of"),
+            Query(max_length=2000, description="Filter; comma-separated means any of"),
             None,
         )
         for name in spec.filters
@@ -191,8 +221,12 @@ async def fetch_page(
     """Return one page of `spec.model` rows and the total number of matching rows."""
     where: list[ColumnElement[bool] | TextClause] = list(conditions)
     for name, values in query.filters.items():
-        column = spec.filters[name]
-        where.append(column == values[0] if len(values) == 1 else column.in_(values))
+        spec_filter = spec.filters[name]
+        where.append(
+            any_of(spec_filter, values)
+            if isinstance(spec_filter, InstrumentedAttribute)
+            else spec_filter(session, values)
+        )
     if query.search_words and spec.search is not None:
         where.append(spec.search(session, query.search_words))
 

@@ -22,7 +22,8 @@ from casefile.envelope import (
     request_id_var,
 )
 from casefile.error_handlers import app_error_response, auth_error_response
-from casefile.errors import AppError, PayloadTooLarge, UnsupportedMediaType, https_required
+from casefile.errors import AppError, PayloadTooLarge, UnsupportedMediaType, ValidationFailed, https_required
+from casefile.input_rules import json_body_problems
 
 # Bodies of these types are streamed by their endpoints, which enforce their own limits.
 STREAMED_CONTENT_TYPES = ("multipart/form-data",)
@@ -88,7 +89,8 @@ class RequestIdMiddleware(HttpMiddleware):
 
 
 class BodyLimitMiddleware(HttpMiddleware):
-    """Refuse JSON bodies over the limit (413) and bodies of a type no endpoint takes (415).
+    """Refuse JSON bodies over the limit (413), bodies of a type no endpoint takes (415), and JSON
+    bodies no endpoint can take (422: `casefile.input_rules.json_body_problems`).
 
     The body is read here, up to the limit, and replayed to the application, so an oversized or
     endless body is cut off after `max_bytes` whether or not it declared a Content-Length.
@@ -126,9 +128,13 @@ class BodyLimitMiddleware(HttpMiddleware):
             chunks.append(chunk)
             more = message.get("more_body", False)
         body = b"".join(chunks)
-        if body and content_type not in ACCEPTED_CONTENT_TYPES and not content_type.endswith("+json"):
+        if body and content_type not in ACCEPTED_CONTENT_TYPES and not _is_json(content_type):
             refused = UnsupportedMediaType("Send the request body as application/json")
             await app_error_response(refused)(scope, receive, send)
+            return
+        problems = json_body_problems(body) if body and _is_json(content_type) else []
+        if problems:
+            await app_error_response(ValidationFailed(details=problems))(scope, receive, send)
             return
         replayed = False
 
@@ -143,6 +149,10 @@ class BodyLimitMiddleware(HttpMiddleware):
 
     def _too_large(self) -> AppError:
         return PayloadTooLarge(f"JSON request bodies are limited to {self.max_bytes} bytes")
+
+
+def _is_json(content_type: str) -> bool:
+    return content_type == "application/json" or content_type.endswith("+json")
 
 
 HSTS_VALUE = "max-age=31536000; includeSubDomains"

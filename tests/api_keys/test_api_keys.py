@@ -58,7 +58,8 @@ def test_keys_act_with_exactly_their_permissions(api: Api, admin: httpx.Client) 
     writer = api.make_key(["write:cases"])["key"]
     with api.client(api_key=writer) as c:
         made = ok(c.post("/cases", json={"title": "by key"}), 201)
-        assert made["created_by"].startswith("key_")
+        assert made == {"id": made["id"]}  # a write answer shows no more than the key may read
+        assert ok(admin.get(f"/cases/{made['id']}"))["created_by"].startswith("key_")
         auth_error(c.get(f"/cases/{case['id']}"), 403, "AUTH_010")  # write does not imply read
         auth_error(c.delete(f"/cases/{case['id']}"), 403, "AUTH_010")
     everything = api.make_key(["*:cases"])["key"]
@@ -113,3 +114,24 @@ def test_admin_area_hides_its_routes_from_non_admins(api: Api, admin: httpx.Clie
     with api.client() as c:
         auth_error(c.get("/admin/anything"), 401, "AUTH_002")
     api_error(admin.get("/admin/anything"), 404, "NOT_FOUND")
+
+
+def test_a_key_never_grants_more_than_its_creator_now_has(api: Api, admin: httpx.Client) -> None:
+    """A key's permissions are cut down, on every request, to what its creator's current role grants."""
+    creator, token = api.make_user("admin")
+    with api.client(token=token) as c:
+        key = ok(c.post("/admin/api-keys", json={"name": "mine", "permissions": ["*:*"]}), 201)["key"]
+    with api.client(api_key=key) as c:
+        ok(c.get("/users"))
+        ok(admin.patch(f"/users/{creator['id']}", json={"role": "viewer"}))
+        ok(c.get("/cases"))  # a viewer reads cases
+        auth_error(c.post("/cases", json={"title": "no longer"}), 403, "AUTH_010")
+        auth_error(c.get("/users"), 403, "AUTH_010")
+        ok(admin.patch(f"/users/{creator['id']}", json={"role": "attorney"}))
+        ok(c.post("/cases", json={"title": "again"}), 201)
+        ok(admin.patch(f"/users/{creator['id']}", json={"active": False}))
+        auth_error(c.get("/cases"), 403, "AUTH_010")  # a disabled creator's key can do nothing
+        ok(admin.patch(f"/users/{creator['id']}", json={"active": True}))
+        ok(c.get("/cases"))
+        ok(admin.delete(f"/users/{creator['id']}"))
+        auth_error(c.get("/cases"), 403, "AUTH_010")  # nor can a deleted one's

@@ -1,13 +1,13 @@
 """What a principal may do, as rules of `casefile.auth.permissions`: each role's permissions, an API
 key's wildcards, and `write` never implying `read`. Pure rules: no database, no server. The same
 rules through HTTP: test_api_keys.py (keys act with exactly their permissions, the grammar, no
-/admin for keys), test_users.py and test_cases.py (what each role may do)."""
+/admin for keys, never more than the creator has), test_users.py and test_cases.py (what each role may do)."""
 
 from __future__ import annotations
 
 import pytest
 
-from casefile.auth.permissions import ROLE_PERMISSIONS, Principal, is_valid_permission
+from casefile.auth.permissions import ROLE_PERMISSIONS, Principal, is_valid_permission, key_permissions
 
 # Written out here rather than read from the code under test.
 RESOURCES = ("cases", "documents", "users", "webhooks", "config", "api_keys")
@@ -79,3 +79,15 @@ def test_a_permission_is_an_action_and_a_resource(permission: str) -> None:
 )
 def test_anything_else_is_no_permission(permission: str) -> None:
     assert not is_valid_permission(permission)
+
+
+@pytest.mark.parametrize("role", list(ROLES))
+def test_a_key_never_grants_more_than_its_creators_role(role: str) -> None:
+    assert key_permissions(["*:*"], role) == ROLES[role]
+    assert key_permissions(["read:*", "write:cases"], role) == ROLES[role] & (
+        {p for p in EVERY if p.startswith("read:")} | {"write:cases"}
+    )
+
+
+def test_a_key_without_an_active_creator_grants_nothing() -> None:
+    assert key_permissions(["*:*"], None) == frozenset()

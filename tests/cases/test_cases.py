@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -245,3 +246,47 @@ def test_a_write_is_visible_to_the_very_next_request(admin: httpx.Client) -> Non
     for _ in range(25):
         case = ok(admin.post("/cases", json={"title": "read your writes"}), 201)
         ok(admin.get(f"/cases/{case['id']}"))
+
+
+SUMMARY = {"summary": {"text": "Quoted from a sealed exhibit.", "sentences": []}}
+
+
+def test_case_ai_output_needs_read_documents(api: Api, admin: httpx.Client) -> None:
+    """The case's `ai` quotes its documents: null for a caller without `read:documents`, on every
+    path that answers with the case; starting a summary needs `read:documents` too."""
+    case = new_case(admin)
+    api.sql("UPDATE cases SET ai = :ai WHERE id = :id", ai=json.dumps(SUMMARY), id=case["id"])
+    assert ok(admin.get(f"/cases/{case['id']}"))["ai"] == SUMMARY
+    key = api.make_key(["read:cases", "write:cases"])["key"]
+    with api.client(api_key=key) as c:
+        auth_error(c.post(f"/cases/{case['id']}/summarize"), 403, "AUTH_010")
+        assert ok(c.get(f"/cases/{case['id']}"))["ai"] is None
+        assert ok(c.get(f"/cases/{case['id']}", params={"fields": "id,ai"})) == {"id": case["id"], "ai": None}
+        listed = ok(c.get("/cases", params={"limit": 100}))
+        assert [found["ai"] for found in listed if found["id"] == case["id"]] == [None]
+        assert ok(c.patch(f"/cases/{case['id']}", json={"priority": "low"}))["ai"] is None
+        me = ok(admin.get("/users/me"))
+        assert ok(c.post(f"/cases/{case['id']}/assignees", json={"user_id": me["id"]}))["ai"] is None
+        assert ok(c.delete(f"/cases/{case['id']}/assignees/{me['id']}"))["ai"] is None
+    reader = api.make_key(["read:cases", "read:documents"])["key"]
+    with api.client(api_key=reader) as c:
+        assert ok(c.get(f"/cases/{case['id']}"))["ai"] == SUMMARY
+    summarizer = api.make_key(["write:cases", "read:documents"])["key"]
+    with api.client(api_key=summarizer) as c:  # past the permissions: AI is off on this server
+        api_error(c.post(f"/cases/{case['id']}/summarize"), 409, "CONFLICT")
+
+
+def test_a_case_write_answer_shows_no_more_than_the_caller_may_read(api: Api, admin: httpx.Client) -> None:
+    case = new_case(admin)
+    me = ok(admin.get("/users/me"))
+    key = api.make_key(["write:cases"])["key"]
+    with api.client(api_key=key) as c:
+        made = ok(c.post("/cases", json={"title": "written blind"}), 201)
+        assert made == {"id": made["id"]} and made["id"].startswith("case_")
+        only_id = {"id": case["id"]}
+        assert ok(c.patch(f"/cases/{case['id']}", json={"priority": "low"})) == only_id
+        assert ok(c.put(f"/cases/{case['id']}", json={"priority": "high"})) == only_id
+        assert ok(c.post(f"/cases/{case['id']}/assignees", json={"user_id": me["id"]})) == only_id
+        assert ok(c.delete(f"/cases/{case['id']}/assignees/{me['id']}")) == only_id
+    assert ok(admin.get(f"/cases/{made['id']}"))["title"] == "written blind"
+    assert ok(admin.get(f"/cases/{case['id']}"))["priority"] == "high"

@@ -183,3 +183,15 @@ def test_search_uses_the_full_text_index(api: Api) -> None:
             before=("SET LOCAL enable_seqscan = off",),
         )
         assert "ix_cases_search_vector" in str(plan)
+
+
+def test_case_type_and_jurisdiction_filters_ignore_case(admin: httpx.Client) -> None:
+    kind, place = unique("Kind"), unique("NY")
+    made = new_case(admin, case_type=kind, jurisdiction=place)
+    for params in (
+        {"case_type": kind.lower()},
+        {"case_type": kind.upper()},
+        {"jurisdiction": place.lower()},
+        {"jurisdiction": f"other,{place.swapcase()}"},
+    ):
+        assert [c["id"] for c in ok(admin.get("/cases", params=params))] == [made["id"]], params

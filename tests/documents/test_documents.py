@@ -106,6 +106,7 @@ def test_upload_returns_the_document_and_records_the_event(
         "file_size": len(TEXT),
         "file_type": "text/plain",
         "uploaded_by": me["id"],
+        "uploaded_via_key": None,
         "uploaded_at": doc["uploaded_at"],
     }
     assert storage.temp_files() == []
@@ -398,11 +399,19 @@ def test_document_permissions(api: Api, admin: httpx.Client, case) -> None:
         auth_error(upload(c, case["id"]), 403, "AUTH_010")
         auth_error(c.patch(f"/documents/{doc['id']}", json={"title": "x"}), 403, "AUTH_010")
         auth_error(c.delete(f"/documents/{doc['id']}"), 403, "AUTH_010")
-    writer = api.make_key(["write:documents"])["key"]
+    writer_key = api.make_key(["write:documents"])
+    writer, writer_id = writer_key["key"], writer_key["id"]
     with api.client(api_key=writer) as c:
         made = ok(upload(c, case["id"]), 201)
-        assert made["uploaded_by"].startswith("key_")
+        assert made == {"id": made["id"]}  # a write answer shows no more than the key may read
+        assert ok(c.patch(f"/documents/{made['id']}", json={"title": "renamed"})) == {"id": made["id"]}
         auth_error(c.get(f"/documents/{made['id']}"), 403, "AUTH_010")
+    uploaded = ok(admin.get(f"/documents/{made['id']}"))
+    assert uploaded["title"] == "renamed"
+    assert (
+        uploaded["uploaded_by"] == ok(admin.get("/users/me"))["id"]
+        and uploaded["uploaded_via_key"] == writer_id
+    )
     with api.client() as c:
         auth_error(upload(c, case["id"]), 401, "AUTH_002")
 
@@ -411,3 +420,58 @@ def test_openapi_describes_the_upload(api: Api) -> None:
     spec = httpx.get(api.root + "/openapi.json").json()
     body = spec["paths"]["/api/v1/cases/{case_id}/documents"]["post"]["requestBody"]
     assert set(body["content"]["multipart/form-data"]["schema"]["properties"]) >= {"file", "tags", "title"}
+
+
+def test_document_list_filters_tags_processing_status_and_file_type(admin: httpx.Client) -> None:
+    case = new_case(admin)
+    url = f"/cases/{case['id']}/documents"
+    memo = ok(upload(admin, case["id"], title="memo", tags=["Contract", "evidence"]), 201)
+    note = ok(upload(admin, case["id"], title="note", tags=["draft"]), 201)
+    scan = ok(upload(admin, case["id"], PDF, "scan.pdf", title="scan"), 201)
+
+    def titles(**params: str) -> list[str]:
+        return sorted(d["title"] for d in ok(admin.get(url, params=params)))
+
+    # Tags: a document with any of the given tags (like every comma-separated filter), ignoring case.
+    assert titles(tags="evidence") == ["memo"]
+    assert titles(tags="contract") == ["memo"]
+    assert titles(tags="draft,evidence") == ["memo", "note"]
+    assert titles(tags="nothing") == []
+    assert titles(file_type="application/pdf") == ["scan"]
+    assert titles(file_type="text/plain,application/pdf") == ["memo", "note", "scan"]
+    assert titles(processing_status="skipped") == ["memo", "note", "scan"]
+    assert titles(processing_status="pending,failed") == []
+    assert titles(processing_status="skipped", tags="draft") == ["note"]
+    assert {memo["id"], note["id"], scan["id"]} == {d["id"] for d in ok(admin.get(url))}
+    error = api_error(admin.get(url, params={"processing_status": "done"}), 422, "VALIDATION_ERROR")
+    assert "processing_status" in details(error)
+
+
+def test_head_on_content_answers_like_get(api: Api, admin: httpx.Client, case) -> None:
+    doc = ok(upload(admin, case["id"], TEXT), 201)
+    url = f"/documents/{doc['id']}/content"
+    get, head = admin.get(url), admin.head(url)
+    assert head.status_code == 200 and head.content == b""
+    for name in ("content-type", "content-length", "etag", "accept-ranges", "content-disposition"):
+        assert head.headers[name] == get.headers[name], name
+    assert head.headers["content-length"] == str(len(TEXT))
+    part = admin.head(url, headers={"Range": "bytes=2-5"})
+    assert part.status_code == 206 and part.headers["content-length"] == "4" and part.content == b""
+    assert admin.head(url, headers={"If-None-Match": get.headers["etag"]}).status_code == 304
+    assert admin.head("/documents/doc_nope/content").status_code == 404
+    with api.client() as c:
+        assert c.head(url).status_code == 401
+    with api.client(api_key=api.make_key(["read:cases"])["key"]) as c:
+        assert c.head(url).status_code == 403
+
+
+def test_an_api_key_upload_names_the_keys_creator(api: Api, admin: httpx.Client, case) -> None:
+    me = ok(admin.get("/users/me"))
+    key = api.make_key(["write:documents", "read:documents"])
+    with api.client(api_key=key["key"]) as c:
+        made = ok(upload(c, case["id"]), 201)
+    assert made["uploaded_by"] == me["id"] and made["uploaded_via_key"] == key["id"]
+    [event] = api.events("document.uploaded", document_id=made["id"])
+    assert event["uploaded_by"] == me["id"] and event["uploaded_via_key"] == key["id"]
+    by_user = ok(upload(admin, case["id"]), 201)
+    assert by_user["uploaded_by"] == me["id"] and by_user["uploaded_via_key"] is None

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import warnings
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,44 @@ def test_openapi_command_prints_the_document(tmp_path: Path) -> None:
     )
     spec = json.loads(out.stdout)
     assert spec["info"]["title"] == "Casefile" and "/api/v1/cases/{case_id}" in spec["paths"]
+
+
+def test_0008_names_the_user_behind_an_api_key_upload(blank: Settings) -> None:
+    from alembic import command
+
+    from casefile.migrate import alembic_config
+    from tests.support.servers import run_sql
+
+    blank.ensure_data_dir()
+    command.upgrade(alembic_config(blank), "0006")
+    now = datetime(2026, 11, 1)  # stored as naive UTC
+    run_sql(
+        blank,
+        "INSERT INTO api_keys (id, name, prefix, key_hash, permissions, created_by, created_at)"
+        " VALUES ('key_1', 'k', 'p', 'h', '[]', 'user_1', :now),"
+        " ('key_2', 'k', 'p2', 'h2', '[]', NULL, :now)",
+        before=(
+            "INSERT INTO users (id, email, name, role, active, created_at, updated_at)"
+            " VALUES ('user_1', 'a@b.test', 'A', 'admin', true, '2026-11-01', '2026-11-01')",
+            "INSERT INTO cases (id, title, case_number, status, priority, created_at, updated_at)"
+            " VALUES ('case_1', 't', 'n', 'active', 'low', '2026-11-01', '2026-11-01')",
+        ),
+        now=now,
+    )
+    for document_id, uploaded_by in (("doc_1", "key_1"), ("doc_2", "user_1"), ("doc_3", "key_2")):
+        run_sql(
+            blank,
+            "INSERT INTO documents (id, case_id, title, tags, file_name, file_size, file_type, sha256,"
+            " uploaded_by, uploaded_at, updated_at, processing_status)"
+            " VALUES (:id, 'case_1', 't', '[]', 'f', 1, 'text/plain', 's', :by, :now, :now, 'skipped')",
+            id=document_id,
+            by=uploaded_by,
+            now=now,
+        )
+    upgrade(blank)
+    rows = run_sql(blank, "SELECT id, uploaded_by, uploaded_via_key FROM documents ORDER BY id")
+    assert [tuple(r) for r in rows] == [
+        ("doc_1", "user_1", "key_1"),
+        ("doc_2", "user_1", None),
+        ("doc_3", None, "key_2"),  # a key whose creator is gone: no user to name
+    ]

@@ -25,15 +25,6 @@ from tests.support.waiting import wait_until
 SECRET = "whsec_test_0123456789abcdef"
 
 
-@pytest.fixture
-def hooks(admin: httpx.Client) -> Iterator[list[str]]:
-    """Webhooks a test registered; deleted afterwards so later tests' receivers get nothing."""
-    made: list[str] = []
-    yield made
-    for hook_id in made:
-        admin.delete(f"/admin/webhooks/{hook_id}")
-
-
 def register(admin: httpx.Client, hooks: list[str], url: str, events: list[str], **extra) -> dict:
     hook = ok(
         admin.post(

@@ -9,7 +9,7 @@ from casefile.ai.models import AiJob
 from casefile.ai.schemas import JobOut
 from casefile.auth.dependencies import RuntimeDep, SessionDep
 from casefile.cases.dependencies import CaseInPath, CasesWrite
-from casefile.documents.dependencies import DocumentInPath, DocumentsWrite
+from casefile.documents.dependencies import DocumentInPath, DocumentsRead, DocumentsWrite
 from casefile.envelope import Envelope
 
 router = APIRouter(tags=["ai"])
@@ -31,8 +31,9 @@ async def process_document(
 
 @router.post("/cases/{case_id}/summarize", response_model=Envelope[JobOut], status_code=202)
 async def summarize_case(
-    principal: CasesWrite, case: CaseInPath, session: SessionDep, runtime: RuntimeDep
+    principal: CasesWrite, _: DocumentsRead, case: CaseInPath, session: SessionDep, runtime: RuntimeDep
 ) -> JSONResponse:
-    """Summarize the case from its processed documents (extractive, every sentence cited). The
-    summary appears as the case's `ai`; `ai.processing_*` events carry the `case_id`."""
+    """Summarize the case from its processed documents (extractive, every sentence cited); needs
+    `read:documents` too, as the summary quotes them. The summary appears as the case's `ai`;
+    `ai.processing_*` events carry the `case_id`."""
     return _accepted(await service.summarize_case(session, runtime, principal, case))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, String
+from sqlalchemy import ForeignKey, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from casefile.clock import new_id, utcnow
@@ -24,7 +24,8 @@ class AuthSession(Base):
 
 
 class RefreshToken(Base):
-    """Opaque, single use. Only the SHA-256 of the token is stored (it has 256 bits of entropy)."""
+    """Opaque, single use (a retry within seconds excepted). Only the SHA-256 of the token is stored
+    (it has 256 bits of entropy)."""
 
     __tablename__ = "refresh_tokens"
 
@@ -34,6 +35,9 @@ class RefreshToken(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
     used_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # Once used: the pair it was exchanged for, sealed (casefile.secretbox), so that a retry within
+    # `auth.service.REFRESH_RETRY_WINDOW` gets the same pair.
+    retry_pair_sealed: Mapped[str | None] = mapped_column(Text)
 
 
 class RevokedSession(Base):

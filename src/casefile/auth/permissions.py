@@ -59,6 +59,17 @@ def grants(held: frozenset[str], needed: Permission) -> bool:
     )
 
 
+def key_permissions(given: list[str], creator_role: str | None) -> frozenset[str]:
+    """What an API key may do now: the permissions it was given, cut down to what its creator's
+    current role grants, so a key never grants more than its creator has (a creator demoted to
+    viewer leaves the key reading only). `creator_role` None (the creator was deleted or disabled):
+    nothing. The result is concrete permissions, wildcards expanded."""
+    if creator_role is None:
+        return frozenset()
+    held, role = frozenset(given), ROLE_PERMISSIONS[creator_role]
+    return frozenset(p.value for p in Permission if grants(held, p) and grants(role, p))
+
+
 @dataclass(frozen=True)
 class Principal:
     """Who is calling: a user (by access token) or an API key, with what it may do."""
@@ -69,6 +80,7 @@ class Principal:
     role: str | None = None
     session_id: str | None = None
     token_expires_at: float | None = None
+    key_creator_id: str | None = None  # an API key's: the user who made it (None once deleted)
 
     @property
     def is_admin_user(self) -> bool:
@@ -76,8 +88,18 @@ class Principal:
 
     @property
     def actor_id(self) -> str:
-        """Recorded as `created_by`, `uploaded_by`, …: the user's id, or the API key's id."""
+        """Recorded as `created_by`, …: the user's id, or the API key's id (a document's
+        `uploaded_by` is `user_id` instead, see documents.service)."""
         return self.id
+
+    @property
+    def user_id(self) -> str | None:
+        """The user behind the call: the user, or the user who made the API key."""
+        return self.id if self.kind == "user" else self.key_creator_id
+
+    @property
+    def via_key(self) -> str | None:
+        return self.id if self.kind == "api_key" else None
 
     def can(self, permission: Permission) -> bool:
         return grants(self.permissions, permission)

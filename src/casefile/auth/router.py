@@ -14,6 +14,7 @@ from casefile.auth.oidc import FLOW_COOKIE, FLOW_SECONDS, Flow, OidcClient, prov
 from casefile.auth.schemas import LoginRequest, LogoutOut, RefreshRequest, TokenOut
 from casefile.envelope import Envelope
 from casefile.errors import SsoNotConfigured, sso_failed
+from casefile.query_parameters import open_query_string
 from casefile.runtime import Runtime
 from casefile.users.schemas import UserOut
 
@@ -94,6 +95,7 @@ async def oauth_authorize(request: Request, runtime: RuntimeDep) -> RedirectResp
 
 
 @router.get("/oauth/callback", response_model=Envelope[TokenOut], dependencies=[LimitByClientIp])
+@open_query_string  # providers add parameters of their own (session_state, error_description, …)
 async def oauth_callback(
     request: Request,
     runtime: RuntimeDep,

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import secrets
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
@@ -18,7 +19,7 @@ from casefile.auth import passwords
 from casefile.auth.jwt_tokens import decode_access_token, issue_access_token
 from casefile.auth.models import AuthSession, RefreshToken
 from casefile.auth.oidc import Identity
-from casefile.auth.permissions import ROLE_PERMISSIONS, Principal
+from casefile.auth.permissions import ROLE_PERMISSIONS, Principal, key_permissions
 from casefile.clock import utcnow
 from casefile.db import commit_early
 from casefile.errors import (
@@ -34,6 +35,9 @@ from casefile.runtime import Runtime
 from casefile.users.models import User
 from casefile.users.repository import find_user_by_email
 
+# A used refresh token presented again this soon is a retry (the answer was lost, two tabs
+# refreshed at once): it gets the pair the first presentation got. Any later reuse ends the session.
+REFRESH_RETRY_WINDOW = timedelta(seconds=10)
 # last_used_at is a hint for operators, not an audit log: write it at most once a minute per key.
 LAST_USED_RESOLUTION = timedelta(seconds=60)
 
@@ -101,7 +105,8 @@ async def open_session(session: AsyncSession, runtime: Runtime, user: User, *, m
 async def refresh(session: AsyncSession, runtime: Runtime, *, refresh_token: str) -> IssuedTokens:
     now = utcnow()
     token_hash = hash_refresh_token(refresh_token)
-    # Marking the token used is one atomic UPDATE: of two concurrent refreshes, exactly one wins.
+    # Marking the token used is one atomic UPDATE: of two concurrent refreshes, exactly one wins;
+    # the other waits for it (the row is locked until the winner commits), then finds it used.
     claimed = await session.execute(
         update(RefreshToken)
         .where(
@@ -110,24 +115,69 @@ async def refresh(session: AsyncSession, runtime: Runtime, *, refresh_token: str
             RefreshToken.expires_at > now,
         )
         .values(used_at=now)
-        .returning(RefreshToken.session_id)
+        .returning(RefreshToken.id, RefreshToken.session_id)
     )
-    session_id = claimed.scalar_one_or_none()
-    if session_id is None:
+    row = claimed.one_or_none()
+    if row is None:
         stale = await session.scalar(select(RefreshToken).where(RefreshToken.token_hash == token_hash))
         if stale is not None and stale.used_at is not None:
-            # A used token presented again: it leaked. End the whole session, and keep that
-            # revocation even though this request fails.
+            retried = await _pair_for_a_retry(session, runtime, stale, now)
+            if retried is not None:
+                return retried
+            # A used token presented again, later than a retry: it leaked. End the whole session,
+            # and keep that revocation even though this request fails.
+            stale.retry_pair_sealed = None
             await revoke_session(session, runtime, stale.session_id, reason="refresh_token_reuse")
             await commit_early(session)
         raise invalid_refresh_token()
+    token_id, session_id = row
+    user, auth_session = await _live_session(session, session_id)
+    issued = await _start_tokens(session, runtime, user, auth_session)
+    await session.execute(
+        update(RefreshToken)
+        .where(RefreshToken.id == token_id)
+        .values(retry_pair_sealed=runtime.secret_box.seal(_pair_json(issued)))
+    )
+    return issued
+
+
+async def _live_session(session: AsyncSession, session_id: str) -> tuple[User, AuthSession]:
+    """The login session and its user, if the session may still be refreshed."""
     auth_session = await session.get(AuthSession, session_id)
     user = await session.get(User, auth_session.user_id) if auth_session else None
     if auth_session is None or auth_session.revoked_at is not None or user is None:
         raise invalid_refresh_token()
     if not user.active:
         raise user_disabled()
-    return await _start_tokens(session, runtime, user, auth_session)
+    return user, auth_session
+
+
+def _pair_json(issued: IssuedTokens) -> str:
+    return json.dumps(
+        {
+            "access_token": issued.access_token,
+            "expires_at": issued.expires_at_epoch,
+            "refresh_token": issued.refresh_token,
+        }
+    )
+
+
+async def _pair_for_a_retry(
+    session: AsyncSession, runtime: Runtime, used: RefreshToken, now: datetime
+) -> IssuedTokens | None:
+    """The pair `used` was exchanged for, if it is presented again within REFRESH_RETRY_WINDOW
+    (a client's retry, two tabs at once): the same pair, not a second one. None otherwise."""
+    if used.used_at is None or used.retry_pair_sealed is None or now - used.used_at > REFRESH_RETRY_WINDOW:
+        return None
+    user, _ = await _live_session(session, used.session_id)
+    pair = json.loads(runtime.secret_box.open(used.retry_pair_sealed))
+    return IssuedTokens(
+        user=user,
+        access_token=pair["access_token"],
+        expires_at_epoch=pair["expires_at"],
+        expires_in=max(0, pair["expires_at"] - int(now.timestamp())),
+        refresh_token=pair["refresh_token"],
+    )
 
 
 async def revoke_session(session: AsyncSession, runtime: Runtime, session_id: str, *, reason: str) -> None:
@@ -256,4 +306,13 @@ async def authenticate_api_key(runtime: Runtime, session: AsyncSession, key: str
             # with SQLITE_BUSY_SNAPSHOT under load): write in a short transaction of its own.
             async with runtime.db.transaction(write=True) as writer:
                 await writer.execute(touch)
-    return Principal(kind="api_key", id=api_key.id, permissions=frozenset(api_key.permissions))
+    # The one place a key becomes a Principal: its permissions are cut down to its creator's, as
+    # they are now (the role is read on every request, like a user's).
+    creator = await session.get(User, api_key.created_by) if api_key.created_by else None
+    creator_role = creator.role if creator is not None and creator.active else None
+    return Principal(
+        kind="api_key",
+        id=api_key.id,
+        permissions=key_permissions(api_key.permissions, creator_role),
+        key_creator_id=api_key.created_by,
+    )

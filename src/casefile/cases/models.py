@@ -43,9 +43,10 @@ class Case(Base):
         # Titles sort as people read them, ignoring letter case.
         Index("ix_cases_title_lower_id", func.lower(title), "id"),
         Index("ix_cases_status_created_at", "status", "created_at", "id"),
-        Index("ix_cases_case_type_created_at", "case_type", "created_at", "id"),
+        # The case_type and jurisdiction filters ignore case: they compare lower().
+        Index("ix_cases_case_type_lower_created_at", func.lower(case_type), "created_at", "id"),
         Index("ix_cases_priority_created_at", "priority", "created_at", "id"),
-        Index("ix_cases_jurisdiction", "jurisdiction"),
+        Index("ix_cases_jurisdiction_lower", func.lower(jurisdiction)),
     )
 
     @property

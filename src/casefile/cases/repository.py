@@ -9,7 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from casefile.cases.models import Case, CaseNumberCounter
 from casefile.cases.schemas import PRIORITIES, STATUSES, CaseOut
 from casefile.db import dialect_insert, dialect_name, get_or_404
-from casefile.listing import ListSpec
+from casefile.listing import ListSpec, ignoring_case
 
 
 async def get_case(session: AsyncSession, case_id: str) -> Case:
@@ -46,9 +46,10 @@ CASE_LIST = ListSpec(
     output_fields=frozenset(CaseOut.model_fields),
     filters={
         "status": Case.status,
-        "case_type": Case.case_type,
+        # Free text typed by people: `ny` finds `NY` (lower() on both sides, an index on lower()).
+        "case_type": ignoring_case(Case.case_type),
         "priority": Case.priority,
-        "jurisdiction": Case.jurisdiction,
+        "jurisdiction": ignoring_case(Case.jurisdiction),
     },
     filter_choices={"status": STATUSES, "priority": PRIORITIES},
     search=search_condition,

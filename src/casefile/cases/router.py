@@ -7,6 +7,7 @@ from fastapi.responses import JSONResponse
 
 from casefile import envelope
 from casefile.auth.dependencies import RuntimeDep, SessionDep
+from casefile.auth.visibility import IdOnlyOut
 from casefile.cases import repository, service
 from casefile.cases.dependencies import CaseInPath, CasesDelete, CasesRead, CasesWrite
 from casefile.cases.repository import CASE_LIST
@@ -23,31 +24,33 @@ CaseFields = Annotated[list[str] | None, Depends(fields_query(CASE_LIST.output_f
 
 
 @router.get("", response_model=PageEnvelope[CaseOut])
-async def list_cases(_: CasesRead, session: SessionDep, query: CaseListQuery) -> JSONResponse:
+async def list_cases(principal: CasesRead, session: SessionDep, query: CaseListQuery) -> JSONResponse:
     """List cases: paginated, sortable, filterable, with full-text `search`."""
-    return envelope.listed(await service.list_cases(session, query), query, CaseOut.dump)
+    return envelope.listed(
+        await service.list_cases(session, query), query, lambda case: CaseOut.dump_for(case, principal)
+    )
 
 
-@router.post("", response_model=Envelope[CaseOut], status_code=201)
+@router.post("", response_model=Envelope[CaseOut | IdOnlyOut], status_code=201)
 async def create_case(body: CaseCreate, principal: CasesWrite, session: SessionDep) -> JSONResponse:
     """Create a case; `case_number` is assigned (`YYYY-NNNNNN`) when omitted. Emits `case.created`."""
-    return envelope.created(CaseOut.dump(await service.create_case(session, principal, body)))
+    return envelope.created(CaseOut.dump_for(await service.create_case(session, principal, body), principal))
 
 
 @router.get("/{case_id}", response_model=Envelope[CaseOut])
-async def get_case(_: CasesRead, fields: CaseFields, case: CaseInPath) -> JSONResponse:
-    return envelope.ok(project(CaseOut.dump(case), fields))
+async def get_case(principal: CasesRead, fields: CaseFields, case: CaseInPath) -> JSONResponse:
+    return envelope.ok(project(CaseOut.dump_for(case, principal), fields))
 
 
-@router.put("/{case_id}", response_model=Envelope[CaseOut])
-@router.patch("/{case_id}", response_model=Envelope[CaseOut])
+@router.put("/{case_id}", response_model=Envelope[CaseOut | IdOnlyOut])
+@router.patch("/{case_id}", response_model=Envelope[CaseOut | IdOnlyOut])
 async def update_case(
     case_id: str, body: CaseUpdate, principal: CasesWrite, session: SessionDep
 ) -> JSONResponse:
     """Update any subset of the writable fields (PUT and PATCH alike). Emits `case.updated`, and
     `case.status_changed` when the status moves."""
     case = await repository.get_case(session, case_id)
-    return envelope.ok(CaseOut.dump(await service.update_case(session, principal, case, body)))
+    return envelope.ok(CaseOut.dump_for(await service.update_case(session, principal, case, body), principal))
 
 
 @router.delete("/{case_id}", response_model=Envelope[DeletedOut])
@@ -60,18 +63,20 @@ async def delete_case(
     return envelope.deleted(case.id)
 
 
-@router.post("/{case_id}/assignees", response_model=Envelope[CaseOut])
+@router.post("/{case_id}/assignees", response_model=Envelope[CaseOut | IdOnlyOut])
 async def add_assignee(
     case_id: str, body: AssigneeAdd, principal: CasesWrite, session: SessionDep
 ) -> JSONResponse:
     """Assign a user to the case. Emits `case.assigned`."""
     case = await repository.get_case(session, case_id)
-    return envelope.ok(CaseOut.dump(await service.add_assignee(session, principal, case, body.user_id)))
+    updated = await service.add_assignee(session, principal, case, body.user_id)
+    return envelope.ok(CaseOut.dump_for(updated, principal))
 
 
-@router.delete("/{case_id}/assignees/{user_id}", response_model=Envelope[CaseOut])
+@router.delete("/{case_id}/assignees/{user_id}", response_model=Envelope[CaseOut | IdOnlyOut])
 async def remove_assignee(
     user_id: str, principal: CasesWrite, case: CaseInPath, session: SessionDep
 ) -> JSONResponse:
     """Remove an assignee. Emits `case.updated` with the change to `assigned_to`."""
-    return envelope.ok(CaseOut.dump(await service.remove_assignee(session, principal, case, user_id)))
+    updated = await service.remove_assignee(session, principal, case, user_id)
+    return envelope.ok(CaseOut.dump_for(updated, principal))

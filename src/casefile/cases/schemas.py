@@ -4,7 +4,9 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from casefile.schemas import InModel, OutModel, Timestamp
+from casefile.auth.permissions import Permission
+from casefile.auth.visibility import VisibleOut
+from casefile.schemas import InModel, Timestamp
 
 Status = Literal["intake", "active", "pending", "on_hold", "closed", "archived"]
 Priority = Literal["low", "medium", "high", "urgent"]
@@ -52,7 +54,10 @@ class AssigneeAdd(InModel):
     user_id: str = Field(min_length=1, max_length=40)
 
 
-class CaseOut(OutModel):
+class CaseOut(VisibleOut):
+    read_permission = Permission.READ_CASES
+    field_permissions = {"ai": Permission.READ_DOCUMENTS}  # the summary quotes the documents
+
     id: str
     title: str
     case_number: str

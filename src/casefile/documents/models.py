@@ -23,7 +23,9 @@ class Document(Base):
     file_size: Mapped[int] = mapped_column(BigInteger)
     file_type: Mapped[str] = mapped_column(String(127))
     sha256: Mapped[str] = mapped_column(String(64), index=True)
+    # The user who uploaded it; with an API key, the key's creator, and the key in uploaded_via_key.
     uploaded_by: Mapped[str | None] = mapped_column(String(40))
+    uploaded_via_key: Mapped[str | None] = mapped_column(String(40))
     uploaded_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     processing_status: Mapped[str] = mapped_column(String(20), default="pending")

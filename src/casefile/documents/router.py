@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Request
@@ -8,6 +8,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from casefile import envelope
 from casefile.auth.dependencies import RuntimeDep, SessionDep
+from casefile.auth.visibility import IdOnlyOut
 from casefile.cases.dependencies import CaseInPath
 from casefile.cases.repository import get_case
 from casefile.documents import service
@@ -38,7 +39,7 @@ async def list_documents(
 
 @router.post(
     "/cases/{case_id}/documents",
-    response_model=Envelope[DocumentOut],
+    response_model=Envelope[DocumentOut | IdOnlyOut],
     status_code=201,
     openapi_extra={
         "requestBody": {
@@ -80,7 +81,7 @@ async def upload_document(
         body=request.stream(),
         content_type=request.headers.get("content-type", ""),
     )
-    return envelope.created(DocumentOut.dump(document))
+    return envelope.created(DocumentOut.dump_for(document, principal))
 
 
 @router.get("/documents/{document_id}", response_model=Envelope[DocumentOut])
@@ -88,15 +89,18 @@ async def get_document(_: DocumentsRead, fields: DocumentFields, document: Docum
     return envelope.ok(project(DocumentOut.dump(document), fields))
 
 
-@router.get(
-    "/documents/{document_id}/content",
-    responses={200: {"content": {"application/octet-stream": {}}, "description": "The document's bytes"}},
-)
+_CONTENT_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {"content": {"application/octet-stream": {}}, "description": "The document's bytes"}
+}
+
+
+@router.get("/documents/{document_id}/content", responses=_CONTENT_RESPONSES)
+@router.head("/documents/{document_id}/content", responses=_CONTENT_RESPONSES)
 async def download_document(
     request: Request, _: DocumentsRead, document: DocumentInPath, runtime: RuntimeDep
 ) -> Response:
     """The document's bytes, with its detected type, an ETag (the SHA-256), `If-None-Match` (304)
-    and single `Range` requests (206)."""
+    and single `Range` requests (206). `HEAD` answers the same, headers only (the same checks)."""
     etag = f'"{document.sha256}"'
     headers = {
         "ETag": etag,
@@ -115,6 +119,8 @@ async def download_document(
         length, status = end - start + 1, 206
         headers["Content-Range"] = f"bytes {start}-{end}/{size}"
     headers["Content-Length"] = str(length)
+    if request.method == "HEAD":  # the same status and headers, and no read of the content
+        return Response(status_code=status, media_type=document.file_type, headers=headers)
     return StreamingResponse(
         runtime.store.read(document.sha256, start, length),
         status_code=status,
@@ -168,11 +174,12 @@ async def delete_document(
     return envelope.deleted(document.id)
 
 
-@router.put("/documents/{document_id}", response_model=Envelope[DocumentOut])
-@router.patch("/documents/{document_id}", response_model=Envelope[DocumentOut])
+@router.put("/documents/{document_id}", response_model=Envelope[DocumentOut | IdOnlyOut])
+@router.patch("/documents/{document_id}", response_model=Envelope[DocumentOut | IdOnlyOut])
 async def update_document(
     document_id: str, body: DocumentUpdate, principal: DocumentsWrite, session: SessionDep
 ) -> JSONResponse:
     """Update title, document_type, tags or description (any subset). Emits `document.updated`."""
     document = await service.get_document(session, document_id)
-    return envelope.ok(DocumentOut.dump(await service.update_document(session, principal, document, body)))
+    updated = await service.update_document(session, principal, document, body)
+    return envelope.ok(DocumentOut.dump_for(updated, principal))

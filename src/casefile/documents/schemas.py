@@ -5,9 +5,11 @@ from typing import Any
 
 from pydantic import Field, ValidationError, field_validator
 
+from casefile.auth.permissions import Permission
+from casefile.auth.visibility import VisibleOut
 from casefile.error_handlers import validation_details
 from casefile.errors import ErrorDetail, ValidationFailed
-from casefile.schemas import InModel, OutModel, Timestamp
+from casefile.schemas import InModel, Timestamp
 
 MAX_TAGS = 50
 Tags = list[str]
@@ -85,7 +87,9 @@ class UploadForm(DocumentFields):
         return form
 
 
-class DocumentOut(OutModel):
+class DocumentOut(VisibleOut):
+    read_permission = Permission.READ_DOCUMENTS
+
     id: str
     case_id: str
     title: str
@@ -97,6 +101,7 @@ class DocumentOut(OutModel):
     file_type: str
     sha256: str
     uploaded_by: str | None
+    uploaded_via_key: str | None
     uploaded_at: Timestamp
     updated_at: Timestamp
     processing_status: str

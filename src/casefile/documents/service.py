@@ -25,15 +25,21 @@ from casefile.cases.models import Case
 from casefile.cases.repository import get_case
 from casefile.clock import utcnow
 from casefile.config.service import load as load_config
-from casefile.db import after_commit, commit_early, dialect_insert, get_or_404
+from casefile.db import after_commit, commit_early, dialect_insert, dialect_name, get_or_404
 from casefile.documents.models import Blob, Document
-from casefile.documents.schemas import TITLE_REQUIRED, DocumentOut, DocumentUpdate, UploadForm
+from casefile.documents.schemas import (
+    PROCESSING_STATUSES,
+    TITLE_REQUIRED,
+    DocumentOut,
+    DocumentUpdate,
+    UploadForm,
+)
 from casefile.documents.sniff import detect
 from casefile.documents.upload import FILE_FIELD, receive_upload
 from casefile.errors import UnsupportedMediaType, ValidationFailed
 from casefile.events import catalogue
 from casefile.events.outbox import emit
-from casefile.listing import ListQuery, ListSpec, fetch_page
+from casefile.listing import ListQuery, ListSpec, any_of_ignoring_case, fetch_page
 from casefile.runtime import Runtime
 from casefile.storage import content_removal_allowed
 
@@ -42,6 +48,14 @@ def _search_documents(session: AsyncSession, words: list[str]) -> ColumnElement[
     # Within one case's documents: a substring match per word is enough.
     columns = (Document.title, Document.description, Document.file_name)
     return and_(*(or_(*(func.lower(c).like(f"%{w}%") for c in columns)) for w in words))
+
+
+def _having_any_tag(session: AsyncSession, tags: list[str]) -> ColumnElement[bool]:
+    """Documents with at least one of `tags`, ignoring case (like every comma-separated filter:
+    any of). `tags` is a JSON array: its elements are a table function on both databases."""
+    unnest = func.json_array_elements_text if dialect_name(session) == "postgresql" else func.json_each
+    elements = unnest(Document.tags).table_valued("value")
+    return exists().where(any_of_ignoring_case(elements.c.value, tags))
 
 
 DOCUMENT_LIST = ListSpec(
@@ -54,7 +68,13 @@ DOCUMENT_LIST = ListSpec(
     default_sort="uploaded_at",
     tiebreak=Document.id,
     output_fields=frozenset(DocumentOut.model_fields),
-    filters={"document_type": Document.document_type},
+    filters={
+        "document_type": Document.document_type,
+        "tags": _having_any_tag,
+        "processing_status": Document.processing_status,
+        "file_type": Document.file_type,
+    },
+    filter_choices={"processing_status": PROCESSING_STATUSES},
     search=_search_documents,
 )
 
@@ -119,7 +139,9 @@ async def upload_document(
                 file_size=received.size,
                 file_type=file_type,
                 sha256=received.sha256,
-                uploaded_by=actor.actor_id,
+                # A user id, also for an API key (its creator); the key is named beside it.
+                uploaded_by=actor.user_id,
+                uploaded_via_key=actor.via_key,
                 uploaded_at=now,
                 updated_at=now,
                 # With AI processing off, nothing will process it: say so rather than "pending".

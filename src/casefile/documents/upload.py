@@ -21,6 +21,7 @@ from python_multipart.multipart import MultipartParser, parse_options_header
 
 from casefile.documents.sniff import HEAD_BYTES
 from casefile.errors import PayloadTooLarge, UnsupportedMediaType, ValidationFailed
+from casefile.input_rules import nul_problems
 
 FILE_FIELD = "file"
 MAX_FIELD_BYTES = 64 * 1024  # each text field
@@ -114,6 +115,8 @@ class _Receiver:
                 value = self._buffer.decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise ValidationFailed.on(self._name, "Form fields must be UTF-8 text") from exc
+            if problems := nul_problems([(self._name, value)]):
+                raise ValidationFailed(details=problems)
             self.result.fields.setdefault(self._name, []).append(value)
 
     def close(self) -> None:

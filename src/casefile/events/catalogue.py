@@ -110,7 +110,7 @@ def document_uploaded(document: Document) -> dict[str, Any]:
     return {
         "document_id": document.id,
         **_attributes(document, "case_id", "title", "document_type", "tags", "description"),
-        **_attributes(document, "file_size", "file_type", "uploaded_by"),
+        **_attributes(document, "file_size", "file_type", "uploaded_by", "uploaded_via_key"),
         "uploaded_at": format_timestamp(document.uploaded_at),
     }
 

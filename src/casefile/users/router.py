@@ -7,6 +7,7 @@ from fastapi.responses import JSONResponse
 
 from casefile import envelope
 from casefile.auth.dependencies import RuntimeDep, SessionDep, UserPrincipal
+from casefile.auth.visibility import IdOnlyOut
 from casefile.envelope import DeletedOut, Envelope, PageEnvelope
 from casefile.listing import ListQuery, list_query
 from casefile.users import repository, service
@@ -34,12 +35,11 @@ async def list_users(_: UsersRead, session: SessionDep, query: UserListQuery) ->
     )
 
 
-@router.post("", response_model=Envelope[UserOut], status_code=201)
-async def create_user(body: UserCreate, _: UsersWrite, session: SessionDep) -> JSONResponse:
-    user = await service.create_user(
-        session, email=body.email, name=body.name, password=body.password, role=body.role
-    )
-    return envelope.created(UserOut.dump(user))
+@router.post("", response_model=Envelope[UserOut | IdOnlyOut], status_code=201)
+async def create_user(body: UserCreate, principal: UsersWrite, session: SessionDep) -> JSONResponse:
+    """Create a user; an administrator needs an administrator's access token."""
+    user = await service.create_user_for(session, principal, body)
+    return envelope.created(UserOut.dump_for(user, principal))
 
 
 @router.get("/{user_id}", response_model=Envelope[UserOut])
@@ -47,14 +47,15 @@ async def get_user(_: UsersRead, user: UserInPath) -> JSONResponse:
     return envelope.ok(UserOut.dump(user))
 
 
-@router.patch("/{user_id}", response_model=Envelope[UserOut])
+@router.patch("/{user_id}", response_model=Envelope[UserOut | IdOnlyOut])
 async def update_user(
     user_id: str, body: UserUpdate, principal: UsersWrite, session: SessionDep, runtime: RuntimeDep
 ) -> JSONResponse:
     """Change name, role, active or password. Role and active changes emit `user.permissions_changed`;
     disabling a user or changing the password ends the user's sessions."""
     user = await repository.get_user(session, user_id)
-    return envelope.ok(UserOut.dump(await service.update_user(session, runtime, principal, user, body)))
+    updated = await service.update_user(session, runtime, principal, user, body)
+    return envelope.ok(UserOut.dump_for(updated, principal))
 
 
 @router.delete("/{user_id}", response_model=Envelope[DeletedOut])

@@ -5,7 +5,9 @@ from typing import Annotated, Any, Literal
 from email_validator import EmailNotValidError, validate_email
 from pydantic import AfterValidator, Field
 
-from casefile.schemas import InModel, OutModel, Timestamp
+from casefile.auth.permissions import Permission
+from casefile.auth.visibility import VisibleOut
+from casefile.schemas import InModel, Timestamp
 
 
 def _valid_email(value: str) -> str:
@@ -27,7 +29,9 @@ PASSWORD_RULES: dict[str, Any] = {
 }
 
 
-class UserOut(OutModel):
+class UserOut(VisibleOut):
+    read_permission = Permission.READ_USERS
+
     id: str
     email: str
     name: str

@@ -13,7 +13,8 @@ from casefile.auth import passwords
 from casefile.auth.permissions import Principal
 from casefile.auth.service import revoke_user_sessions
 from casefile.clock import utcnow
-from casefile.errors import Conflict, ValidationFailed
+from casefile.db import lock_for_transaction
+from casefile.errors import Conflict, ValidationFailed, admin_token_needed_for
 from casefile.events import catalogue
 from casefile.events.outbox import emit
 from casefile.listing import ListQuery, ListSpec, fetch_page
@@ -58,11 +59,32 @@ async def create_user(session: AsyncSession, *, email: str, name: str, password:
     return user
 
 
+def _require_admin_token(actor: Principal, action: str) -> None:
+    """Who is an administrator, anyone's role, and an administrator's password and status change
+    only with an administrator's own access token, never with an API key, whatever it holds: a
+    key with `write:users` must not make or take over an administrator (docs/api-conventions.md#users)."""
+    if not actor.is_admin_user:
+        raise admin_token_needed_for(action)
+
+
+async def create_user_for(session: AsyncSession, actor: Principal, body: UserCreate) -> User:
+    """`POST /users`: `create_user`, with the administrator rule."""
+    if body.role == "admin":
+        _require_admin_token(actor, "Creating an administrator")
+    return await create_user(
+        session, email=body.email, name=body.name, password=body.password, role=body.role
+    )
+
+
 async def list_users(session: AsyncSession, query: ListQuery) -> tuple[list[User], int]:
     return await fetch_page(session, USER_LIST, query)
 
 
 async def _active_admins(session: AsyncSession) -> int:
+    """The number of active administrators, counted under a lock held until the transaction ends:
+    two changes that each leave "another" administrator (two admins demoting each other at once)
+    then run one after the other, and the second sees the first."""
+    await lock_for_transaction(session, "users.active_admins")
     return await session.scalar(select(func.count()).where(User.role == "admin", User.active.is_(True))) or 0
 
 
@@ -74,6 +96,10 @@ async def update_user(
     for name in ("name", "role", "active"):
         if name in values and values[name] is not None and values[name] != getattr(user, name):
             changes[name] = {"from": getattr(user, name), "to": values[name]}
+    if "role" in changes:
+        _require_admin_token(actor, "Changing a role")
+    if user.role == "admin" and ("active" in changes or values.get("password")):
+        _require_admin_token(actor, "Changing an administrator's password or status")
     loses_admin = ("role" in changes and user.role == "admin") or changes.get("active", {}).get("to") is False
     if loses_admin and user.role == "admin" and user.active and await _active_admins(session) <= 1:
         raise Conflict("The last active administrator cannot be demoted or disabled")
@@ -99,6 +125,8 @@ async def update_user(
 
 
 async def delete_user(session: AsyncSession, actor: Principal, user: User) -> None:
+    if user.role == "admin":
+        _require_admin_token(actor, "Deleting an administrator")
     if user.id == actor.id:
         raise Conflict("You cannot delete yourself")
     if user.role == "admin" and user.active and await _active_admins(session) <= 1:

@@ -32,7 +32,7 @@ from casefile.runtime import Runtime
 from casefile.secretbox import SecretBox
 from casefile.webhooks.models import Delivery, DeliveryAttempt, Webhook
 from casefile.webhooks.signing import signature_headers
-from casefile.webhooks.ssrf import ForbiddenAddress
+from casefile.webhooks.ssrf import ForbiddenAddress, GuardedTransport
 from casefile.worker.lease import LeaseClaim, backoff_seconds
 
 MAX_DELAY_SECONDS = 3600
@@ -211,6 +211,18 @@ async def _close_lost_attempts(session: AsyncSession, delivery_ids: list[str], n
     )
 
 
+def delivery_client(*, allow_private: bool, max_connections: int) -> httpx.AsyncClient:
+    """The one kind of client deliveries go through (the worker's and the test endpoint's), each on
+    its own `GuardedTransport` so the SSRF guard checks every connection. `timeout=None`: `attempt`
+    runs each request under one hard time-out, the configured `webhook_timeout_seconds`, for the
+    whole request; httpx's own 5 s default would cut it short."""
+    return httpx.AsyncClient(
+        transport=GuardedTransport(allow_private=allow_private, max_connections=max_connections),
+        follow_redirects=False,
+        timeout=None,  # noqa: S113
+    )
+
+
 async def attempt(client: httpx.AsyncClient, claim: Claim, timeout: float) -> Outcome:
     """POST the signed body once. Never raises for the receiver's failures: they are the outcome."""
     started_at = utcnow()
@@ -226,14 +238,25 @@ async def attempt(client: httpx.AsyncClient, claim: Claim, timeout: float) -> Ou
     status_code: int | None = None
     error: str | None = None
     head = b""
+    request: httpx.Request | None
+    try:
+        # Registration refuses such URLs (`ssrf.parse_url`); one stored before that rule, or by
+        # hand, is this attempt's failure, not the worker's.
+        request = client.build_request("POST", claim.url, content=claim.body, headers=headers)
+    except (httpx.InvalidURL, ValueError) as exc:
+        request, error = None, f"The URL cannot be used: {exc}"
     try:
         async with asyncio.timeout(timeout):
-            async with client.stream("POST", claim.url, content=claim.body, headers=headers) as response:
-                status_code = response.status_code
-                async for chunk in response.aiter_raw():
-                    head += chunk
-                    if len(head) >= RESPONSE_READ_LIMIT:
-                        break
+            if request is not None:
+                response = await client.send(request, stream=True)  # as `client.stream` does
+                try:
+                    status_code = response.status_code
+                    async for chunk in response.aiter_raw():
+                        head += chunk
+                        if len(head) >= RESPONSE_READ_LIMIT:
+                            break
+                finally:
+                    await response.aclose()
     except TimeoutError:
         error = f"No complete response within {timeout:g} s"
     except httpx.HTTPError as exc:

@@ -8,7 +8,6 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
-import httpx
 from pydantic import ValidationError
 from sqlalchemy import func
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -37,7 +36,7 @@ from casefile.webhooks.schemas import (
     WebhookOut,
     WebhookUpdate,
 )
-from casefile.webhooks.ssrf import GuardedTransport, check_url
+from casefile.webhooks.ssrf import check_url
 
 WEBHOOK_LIST = ListSpec(
     model=Webhook,
@@ -206,8 +205,8 @@ async def send_test(
     await session.flush()
     [claim] = await engine.claim_due(session, runtime, limit=1, delivery_id=delivery.id)
     await commit_early(session)  # no transaction is held across the HTTP call
-    transport = GuardedTransport(allow_private=runtime.settings.webhook_allow_private_urls, max_connections=1)
-    async with httpx.AsyncClient(transport=transport, follow_redirects=False) as client:
+    allow_private = runtime.settings.webhook_allow_private_urls
+    async with engine.delivery_client(allow_private=allow_private, max_connections=1) as client:
         outcome = await engine.attempt(client, claim, runtime.settings.webhook_timeout_seconds)
     await engine.record(runtime, claim, outcome)
     async with runtime.db.transaction(write=False) as reader:

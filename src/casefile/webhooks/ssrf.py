@@ -12,7 +12,7 @@ import ipaddress
 import socket
 from collections.abc import Iterable
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 import anyio
 import httpcore
@@ -44,19 +44,32 @@ async def resolve(host: str, port: int) -> list[IPAddress]:
     return [ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in infos]
 
 
+def parse_url(url: str) -> SplitResult:
+    """The parts of a URL a request can be built for, or ValidationFailed on `url`. Spaces and
+    control characters are refused outright (a CR/LF could otherwise split the request), and so is
+    anything the standard parser or httpx cannot take (`http://[::1`, a bad port, a bad IDNA host),
+    so no such URL is stored to fail every delivery later."""
+    if any(character <= " " or character == "\x7f" for character in url):
+        raise ValidationFailed.on("url", "The URL must not contain spaces or control characters")
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (parsing the port is the check)
+        httpx.Request("POST", url)
+    except (httpx.InvalidURL, ValueError) as exc:  # IDNA errors are UnicodeErrors, so ValueErrors
+        raise ValidationFailed.on("url", f"The URL is not valid: {exc}") from exc
+    return parts
+
+
 async def check_url(url: str, *, allow_private: bool) -> None:
     """Refuse a webhook URL that deliveries could not or must not reach (ValidationFailed on `url`)."""
-    parts = urlsplit(url)
+    parts = parse_url(url)
     if parts.scheme not in (("https", "http") if allow_private else ("https",)):
         raise ValidationFailed.on("url", "The URL must use https")
     if not parts.hostname:
         raise ValidationFailed.on("url", "The URL has no host")
     if parts.username or parts.password:
         raise ValidationFailed.on("url", "Put credentials in the signing secret, not in the URL")
-    try:
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-    except ValueError as exc:
-        raise ValidationFailed.on("url", "The URL's port is not valid") from exc
+    port = parts.port or (443 if parts.scheme == "https" else 80)
     if allow_private:
         return
     try:

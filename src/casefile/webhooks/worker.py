@@ -28,7 +28,6 @@ import httpx
 from casefile.runtime import Runtime
 from casefile.settings import Settings
 from casefile.webhooks import delivery as engine
-from casefile.webhooks.ssrf import GuardedTransport
 
 log = logging.getLogger(__name__)
 CLAIM_BATCH = 50
@@ -49,13 +48,8 @@ class HttpClients:
         n = max(1, min(n, concurrency))
         per_client = math.ceil(concurrency / n)
         self.clients = [
-            # timeout=None: each attempt runs under one hard asyncio.timeout for the whole request.
-            httpx.AsyncClient(
-                transport=GuardedTransport(
-                    allow_private=settings.webhook_allow_private_urls, max_connections=per_client
-                ),
-                follow_redirects=False,
-                timeout=None,  # noqa: S113
+            engine.delivery_client(
+                allow_private=settings.webhook_allow_private_urls, max_connections=per_client
             )
             for _ in range(n)
         ]
