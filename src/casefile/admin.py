@@ -1,19 +1,18 @@
 """The `/admin` area: every route in it needs an administrator's access token (API keys never
-qualify, docs/api-conventions.md#permissions). The check runs for unknown `/admin` paths too, so that only
-administrators learn which admin endpoints exist; an administrator gets 404 for an unknown one."""
+qualify, docs/api-conventions.md#permissions). The check runs for unknown `/admin` paths and wrong
+methods too, so that only administrators learn which admin endpoints exist; an administrator gets
+404 for an unknown one and 405 for a wrong method (`routing.py`)."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Request
 
 from casefile.api_keys.router import router as api_keys_router
 from casefile.auth.dependencies import require_admin
 from casefile.config.router import router as config_router
-from casefile.errors import NotFound
 from casefile.query_parameters import QueryCheck
+from casefile.routing import AnyMethodRoute, unrouted_error
 from casefile.webhooks.router import router as webhooks_router
-
-ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 
 
 def build_admin_router() -> APIRouter:
@@ -22,9 +21,16 @@ def build_admin_router() -> APIRouter:
     for domain_router in (api_keys_router, webhooks_router, config_router):
         router.include_router(domain_router, dependencies=[QueryCheck])
 
-    # Last, so that it only catches what no admin route matched.
-    @router.api_route("/{path:path}", methods=ALL_METHODS, include_in_schema=False)
-    async def unknown_admin_route(path: str) -> None:
-        raise NotFound("No such endpoint")
+    # Last, so that it only takes what no admin route took: an unknown path, or a wrong method
+    # (it takes every method, so a wrong one is answered here, after the administrator check).
+    async def unrouted_admin_request(request: Request) -> None:
+        raise unrouted_error(request)
+
+    router.add_api_route(
+        "/{path:path}",
+        unrouted_admin_request,
+        include_in_schema=False,
+        route_class_override=AnyMethodRoute,
+    )
 
     return router

@@ -15,16 +15,24 @@ from casefile.clock import format_timestamp, new_id, utcnow
 from casefile.listing import ListQuery, project
 
 REQUEST_ID_HEADER = "X-Request-ID"
-_INCOMING_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+# A caller's own X-Request-ID comes back under this name; it is never our id (contract §2).
+CLIENT_REQUEST_ID_HEADER = "X-Client-Request-ID"
+_CLIENT_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 
 request_id_var: ContextVar[str | None] = ContextVar("request_id", default=None)
 
 
-def accept_or_make_request_id(incoming: str | None) -> str:
-    """Echo a well-formed incoming X-Request-ID; otherwise make a fresh `req_` id."""
-    if incoming and _INCOMING_REQUEST_ID.match(incoming):
-        return incoming
+def make_request_id() -> str:
+    """The request's id: always the service's own `req_…` id, whatever the caller sent."""
     return new_id("req")
+
+
+def client_request_id(incoming: str | None) -> str | None:
+    """A caller's X-Request-ID if it is well-formed (1 to 128 of `[A-Za-z0-9._-]`); else None,
+    so nothing unbounded or unsafe is echoed into a header or a log line."""
+    if incoming and _CLIENT_REQUEST_ID.fullmatch(incoming):
+        return incoming
+    return None
 
 
 def current_request_id() -> str:

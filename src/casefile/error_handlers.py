@@ -16,12 +16,12 @@ from casefile.errors import (
     AppError,
     AuthError,
     ErrorDetail,
-    MethodNotAllowed,
     NotFound,
     PayloadTooLarge,
     UnsupportedMediaType,
     ValidationFailed,
 )
+from casefile.routing import unrouted_error
 
 log = logging.getLogger("casefile.errors")
 
@@ -92,14 +92,14 @@ async def _on_validation_error(_: Request, exc: Exception) -> JSONResponse:
     return app_error_response(ValidationFailed(details=validation_details(exc.errors())))
 
 
-async def _on_http_error(_: Request, exc: Exception) -> JSONResponse:
+async def _on_http_error(request: Request, exc: Exception) -> JSONResponse:
     """Errors raised by Starlette's routing itself (unknown route, wrong method, ...)."""
     assert isinstance(exc, StarletteHTTPException)
     mapped: AppError
     if exc.status_code == 404:
         mapped = NotFound("No such endpoint" if exc.detail == "Not Found" else str(exc.detail))
     elif exc.status_code == 405:
-        mapped = MethodNotAllowed(headers=dict(exc.headers or {}))
+        mapped = unrouted_error(request)  # Allow names every method of the path
     elif exc.status_code == 413:
         mapped = PayloadTooLarge()
     elif exc.status_code == 415:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from fastapi import Query
-from sqlalchemy import ColumnElement, Select, TextClause, func, literal, select
+from sqlalchemy import ColumnElement, Select, TextClause, false, func, literal, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
@@ -56,7 +56,9 @@ class ListQuery:
     limit: int
     sort: str
     order: Literal["asc", "desc"]
-    search_words: list[str]
+    # None: no search asked for. Empty: a search with no words in it, which matches nothing
+    # (rather than everything, as if it had not been asked).
+    search_words: list[str] | None
     fields: list[str] | None
     filters: dict[str, list[str]]
 
@@ -90,10 +92,13 @@ def ignoring_case(column: InstrumentedAttribute[Any]) -> FilterCondition:
     return condition
 
 
-def search_words(text: str | None) -> list[str]:
-    """Words for full-text search (`casefile.nlp.words`: runs of letters and digits). The database
-    side splits the same way, so "2026-000123" or "O'Brien" match whatever punctuation the user types."""
-    return split_words(text)[:MAX_SEARCH_WORDS] if text else []
+def search_words(text: str | None) -> list[str] | None:
+    """Words for full-text search (`casefile.nlp.words`: runs of letters and digits, after NFKC).
+    The database side splits the same way, so "2026-000123" or "O'Brien" match whatever
+    punctuation the user types. None when no search was asked for (a blank one is none)."""
+    if text is None or not text.strip():
+        return None
+    return split_words(text)[:MAX_SEARCH_WORDS]
 
 
 def parse_fields(value: str | None, allowed: frozenset[str]) -> list[str] | None:
@@ -227,8 +232,8 @@ async def fetch_page(
             if isinstance(spec_filter, InstrumentedAttribute)
             else spec_filter(session, values)
         )
-    if query.search_words and spec.search is not None:
-        where.append(spec.search(session, query.search_words))
+    if query.search_words is not None and spec.search is not None:
+        where.append(spec.search(session, query.search_words) if query.search_words else false())
 
     total = await session.scalar(select(func.count()).select_from(spec.model).where(*where)) or 0
     if query.offset >= total:

@@ -8,12 +8,19 @@ here reach the handlers.
 from __future__ import annotations
 
 import ipaddress
+import logging
 from collections.abc import Callable, Mapping
 
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from casefile.envelope import REQUEST_ID_HEADER, accept_or_make_request_id, request_id_var
+from casefile.envelope import (
+    CLIENT_REQUEST_ID_HEADER,
+    REQUEST_ID_HEADER,
+    client_request_id,
+    make_request_id,
+    request_id_var,
+)
 from casefile.error_handlers import app_error_response, auth_error_response
 from casefile.errors import AppError, PayloadTooLarge, UnsupportedMediaType, ValidationFailed, https_required
 from casefile.input_rules import json_body_problems
@@ -23,6 +30,8 @@ STREAMED_CONTENT_TYPES = ("multipart/form-data",)
 # Accepted here (within the size limit) and judged by the endpoint: JSON, and the plain form
 # encoding, which upload endpoints answer with a clear "file is required".
 ACCEPTED_CONTENT_TYPES = ("application/json", "application/x-www-form-urlencoded")
+
+log = logging.getLogger("casefile.request")
 
 
 class HttpMiddleware:
@@ -55,14 +64,26 @@ def with_headers(send: Send, headers: Callable[[], Mapping[str, str]]) -> Send:
 
 
 class RequestIdMiddleware(HttpMiddleware):
-    """Give every request an id (or accept the caller's) and put it on every response."""
+    """Give every request our own `req_…` id and put it on every response; a well-formed
+    `X-Request-ID` of the caller is logged with ours and returned as `X-Client-Request-ID`."""
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
-        request_id = accept_or_make_request_id(Headers(scope=scope).get(REQUEST_ID_HEADER))
+        request_id = make_request_id()
+        client_id = client_request_id(Headers(scope=scope).get(REQUEST_ID_HEADER))
+        response_headers = {REQUEST_ID_HEADER: request_id}
+        if client_id is not None:
+            response_headers[CLIENT_REQUEST_ID_HEADER] = client_id
+            log.info(
+                "request %s %s [request_id=%s client_request_id=%s]",
+                scope["method"],
+                scope["path"],
+                request_id,
+                client_id,
+            )
         scope.setdefault("state", {})["request_id"] = request_id
         token = request_id_var.set(request_id)
         try:
-            await self.app(scope, receive, with_headers(send, lambda: {REQUEST_ID_HEADER: request_id}))
+            await self.app(scope, receive, with_headers(send, lambda: response_headers))
         finally:
             request_id_var.reset(token)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 from functools import cached_property
@@ -9,6 +10,8 @@ from pathlib import Path
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+log = logging.getLogger("casefile")
 
 
 class Settings(BaseSettings):
@@ -138,13 +141,33 @@ class Settings(BaseSettings):
         return self.data_dir / "tmp"
 
     def ensure_data_dir(self) -> None:
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        make_private_dir(self.data_dir)
+
+
+# The data dir holds password hashes, document text and keys: only the service's user may read it.
+PRIVATE_DIR_MODE = 0o700
+PRIVATE_UMASK = 0o077
+
+
+def make_private_dir(path: Path) -> None:
+    """Make `path` (the data dir) private, and make this process create everything private from
+    now on, whatever umask it was started with: the database and its -wal/-shm files, content,
+    keys, temporary files, and the same in its child processes (they inherit the umask).
+
+    The one place that sets the modes: every command and every server opens the data dir
+    through `Settings.ensure_data_dir` before it writes to it."""
+    os.umask(os.umask(PRIVATE_UMASK) | PRIVATE_UMASK)  # keep any stricter bits already set
+    path.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
+    try:
+        path.chmod(PRIVATE_DIR_MODE)  # also a data dir made before this rule
+    except PermissionError:  # someone else's directory: we may write in it, not change it
+        log.warning("cannot make the data dir %s private (mode 0700): it is not ours", path)
 
 
 def _read_or_create_secret(path: Path) -> str:
     if path.exists():
         return path.read_text().strip()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dir(path.parent)
     value = secrets.token_urlsafe(48)
     # O_EXCL: when two processes start together, exactly one writes and both then read the same key.
     try:

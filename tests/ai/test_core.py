@@ -16,9 +16,9 @@ import pytest
 
 from casefile.ai.processing import PIPELINE_VERSION, ProcessedDocument, process_document, summarize_case
 from casefile.nlp.embedder import get_embedder
-from casefile.nlp.extract import extract, extract_full
+from casefile.nlp.extract import extract, extract_full, office
 from casefile.nlp.types import EMBEDDING_DIM, NoExtractableText, ProcessingFailed
-from tests.support.factories import text_pdf
+from tests.support.factories import inflated, make_docx, office_archive, text_pdf
 
 PDF = "application/pdf"
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
@@ -364,3 +364,46 @@ def test_summarize_case_merges_documents(tmp_path: Path) -> None:
     assert rent and rent[0]["documents"] == ["doc_a"]
     assert [d["document_id"] for d in case["provenance"]["documents"]] == ["doc_a", "doc_b"]
     assert summarize_case("Empty", [])["summary"] == {"text": "", "sentences": []}
+
+
+ODT_CONTENT = (
+    '<office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+    'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"><office:body><office:text>'
+    "<text:p>The lease ends in May.</text:p></office:text></office:body></office:document-content>"
+)
+XLSX_SHEET = (
+    '<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>'
+    '<row r="1"><c r="A1" t="inlineStr"><is><t>The lease ends in May.</t></is></c></row>'
+    "</sheetData></worksheet>"
+)
+ODT = "application/vnd.oasis.opendocument.text"
+XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+ZIP_BASED = {
+    DOCX: (lambda: make_docx(["The lease ends in May."]), "word/document.xml"),
+    ODT: (lambda: office_archive({"content.xml": ODT_CONTENT}), "content.xml"),
+    XLSX: (lambda: office_archive({"xl/worksheets/sheet1.xml": XLSX_SHEET}), "xl/worksheets/sheet1.xml"),
+}
+
+
+@pytest.mark.parametrize("file_type", sorted(ZIP_BASED))
+def test_zip_bombs_fail_before_they_inflate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, file_type: str
+) -> None:
+    # Smaller bounds than the real ones, so that the test inflates little (the API test in
+    # tests/ai/test_pipeline.py sends a DOCX past the real bound).
+    monkeypatch.setattr(office, "MAX_UNZIPPED_MEMBER_BYTES", 2_000_000)
+    monkeypatch.setattr(office, "MAX_UNZIPPED_TOTAL_BYTES", 3_500_000)
+    make, member = ZIP_BASED[file_type]
+    within = tmp_path / "within"
+    within.write_bytes(inflated(make(), member, 1_900_000, filler=600_000))
+    pages, _ = extract(within, file_type)
+    assert "The lease ends in May." in pages[0].text
+    for name, archive in {
+        "member": inflated(make(), member, 2_100_000),
+        "total": inflated(make(), member, 1_900_000, filler=1_900_000),
+    }.items():
+        path = tmp_path / name
+        path.write_bytes(archive)
+        assert path.stat().st_size < 100_000  # a small file ...
+        with pytest.raises(ProcessingFailed, match="unpacks to more than"):  # ... refused unread
+            process_document(path, file_type)

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from tests.support.assertions import api_error, ok
-from tests.support.factories import make_docx, make_pdf, new_case
+from tests.support.factories import inflated, make_docx, make_pdf, new_case
 from tests.support.processes import Process
 from tests.support.receivers import Receiver
 from tests.support.servers import ADMIN_EMAIL, ADMIN_PASSWORD, Api, make_settings, run_sql
@@ -178,6 +178,18 @@ def test_an_image_without_ocr_is_skipped_and_a_damaged_pdf_fails(ai_server: Api)
     assert not ai_server.events("document.processed", document_id=broken["id"])
 
 
+def test_a_zip_bomb_fails_without_being_inflated(ai_server: Api) -> None:
+    # A 0.1 MB DOCX whose text part unpacks to 70 MB: refused as it is, not parsed, not retried.
+    bomb = inflated(make_docx(["Settlement offer."]), "word/document.xml", 70_000_000)
+    assert len(bomb) < 1_000_000
+    with ai_server.admin() as admin:
+        document = upload(admin, new_case(admin)["id"], bomb, "offer.docx")
+        processed = wait_processed(admin, document["id"])
+    assert processed["processing_status"] == "failed"
+    [failed] = ai_server.events("ai.processing_failed", document_id=document["id"])
+    assert "unpacks to more than" in failed["reason"] and failed["will_retry"] is False
+
+
 def test_reprocessing_replaces_results_and_a_case_summary_cites_its_documents(ai_server: Api) -> None:
     with ai_server.admin() as admin:
         case_id = new_case(admin)["id"]
@@ -271,13 +283,13 @@ def test_a_dead_ai_process_is_replaced(make_server) -> None:
     assert done["processing_status"] == "completed", server.events("ai.processing_failed")
 
 
-def start_a_long_job(server: Process) -> tuple[str, str]:
+def start_a_long_job(server: Process, content: bytes = LONG_TEXT) -> tuple[str, str]:
     """Upload a document that takes seconds to process to `server`; return once it is being
     processed, with an administrator's token and the document's id."""
     with httpx.Client(base_url=server.base, timeout=30) as c:
         token = ok(c.post("/auth/login", json={"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD}))["token"]
         c.headers["Authorization"] = f"Bearer {token}"
-        document = upload(c, new_case(c)["id"], LONG_TEXT, "statement.txt")
+        document = upload(c, new_case(c)["id"], content, "statement.txt")
         wait_until(
             lambda: ok(c.get(f"/documents/{document['id']}"))["processing_status"] == "processing",
             timeout=60,
@@ -315,6 +327,45 @@ def test_a_worker_killed_mid_job_loses_nothing(database, tmp_path: Path) -> None
     started = run_sql(settings, "SELECT data FROM events WHERE name = 'ai.processing_started'")
     attempts = sorted((r[0] if isinstance(r[0], dict) else json.loads(r[0]))["attempt"] for r in started)
     assert attempts == [1, 2]
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is `pid` (from /proc: Linux)."""
+    found = []
+    for stat_file in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat_file.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # ended meanwhile
+        if int(fields[1]) == pid:
+            found.append(int(stat_file.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")  # a zombie has ended; only its exit status is left to collect
+
+
+def test_ai_processes_end_with_a_killed_server(database, tmp_path: Path) -> None:
+    data_dir, url = database
+    settings = make_settings(data_dir, url, ai_enabled=True, worker_poll_seconds=0.2)
+    server = Process("serve", settings, tmp_path / "serve.log")
+    try:
+        start_a_long_job(server, LONG_TEXT * 20)  # busy for far longer than children may outlive it
+        # The job is claimed before its process is started: wait for the process.
+        children = wait_until(lambda: _children(server.proc.pid), timeout=60, interval=0.1)
+        server.kill()  # SIGKILL: no chance to end its children itself
+    finally:
+        server.stop()
+    try:
+        wait_until(lambda: not any(_alive(pid) for pid in children), timeout=10, interval=0.1)
+    finally:
+        for pid in filter(_alive, children):  # never leave an orphan behind a failed test
+            os.kill(pid, signal.SIGKILL)
 
 
 def test_a_stopping_server_hands_its_jobs_back(database, tmp_path: Path) -> None:

@@ -161,10 +161,20 @@ def test_search_index_follows_updates_and_deletes(admin: httpx.Client) -> None:
     assert ok(admin.get("/cases", params={"search": new})) == []
 
 
-def test_search_of_only_punctuation_lists_everything(admin: httpx.Client) -> None:
-    _, everything = _list(admin)
+def test_search_of_only_punctuation_matches_nothing(admin: httpx.Client) -> None:
+    new_case(admin)
     _, punct = _list(admin, search="&&& ::: ***")
-    assert punct["total"] == everything["total"]
+    assert punct["total"] == 0
+    _, blank = _list(admin, search="  ")  # a blank search is no search
+    _, everything = _list(admin)
+    assert blank["total"] == everything["total"] > 0
+
+
+def test_search_normalises_full_width_and_compatibility_characters(admin: httpx.Client) -> None:
+    tag = unique("zebulon")
+    case = new_case(admin, title=f"{tag} estate")
+    full_width = "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in tag.upper())
+    assert [c["id"] for c in ok(admin.get("/cases", params={"search": full_width}))] == [case["id"]]
 
 
 def test_search_uses_the_full_text_index(api: Api) -> None:

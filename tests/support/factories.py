@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import secrets
+import zipfile
 from typing import Any
 
 import docx
@@ -96,3 +97,30 @@ def make_docx(paragraphs: list[str]) -> bytes:
 def text_pdf(pages: list[str], width: int = 90) -> bytes:
     """One PDF page per string, cut into lines of `width` characters."""
     return make_pdf([[page[i : i + width] for i in range(0, len(page), width)] for page in pages])
+
+
+def inflated(archive: bytes, member: str, size: int, *, filler: int = 0) -> bytes:
+    """`archive` (a zip: DOCX, ODT, XLSX) with `member` padded by whitespace before its last tag to
+    `size` bytes unpacked: still valid XML, and a zip bomb (whitespace packs ~1000:1); and with
+    `filler` bytes unpacked in one more member."""
+    source = zipfile.ZipFile(io.BytesIO(archive))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as bomb:
+        for info in source.infolist():
+            data = source.read(info)
+            if info.filename == member:
+                head, _, tail = data.rpartition(b"</")
+                data = head + b" " * max(0, size - len(data)) + b"</" + tail
+            bomb.writestr(info.filename, data)
+        if filler:
+            bomb.writestr("filler.xml", b" " * filler)
+    return out.getvalue()
+
+
+def office_archive(members: dict[str, str]) -> bytes:
+    """A minimal zip of XML members (enough for the ODT and XLSX extractors)."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, xml in members.items():
+            archive.writestr(name, xml)
+    return out.getvalue()

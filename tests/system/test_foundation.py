@@ -9,7 +9,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from tests.support.assertions import api_error, ok
+from tests.support.assertions import api_error, auth_error, ok
 from tests.support.servers import Api
 
 TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
@@ -29,17 +29,55 @@ def test_success_envelope_and_request_id(admin: httpx.Client) -> None:
     assert r.headers["x-request-id"] == body["meta"]["request_id"]
 
 
-def test_well_formed_incoming_request_id_is_echoed(admin: httpx.Client) -> None:
+def test_incoming_request_id_is_returned_apart_from_ours(admin: httpx.Client) -> None:
+    # contract §2: our id is always `req_…`; a well-formed caller id comes back in its own header.
     r = admin.get("/users/me", headers={"X-Request-ID": "trace-42.a_b"})
-    assert r.headers["x-request-id"] == "trace-42.a_b" == r.json()["meta"]["request_id"]
-    bad = admin.get("/users/me", headers={"X-Request-ID": "no spaces or <tags>"})
-    assert bad.headers["x-request-id"].startswith("req_")
+    assert re.match(r"^req_[0-9a-z]{26}$", r.headers["x-request-id"])
+    assert r.headers["x-request-id"] == r.json()["meta"]["request_id"]
+    assert r.headers["x-client-request-id"] == "trace-42.a_b"
+    refused = admin.get("/no-such-thing", headers={"X-Request-ID": "trace-7"})
+    api_error(refused, 404, "NOT_FOUND")
+    assert refused.headers["x-request-id"].startswith("req_")
+    assert refused.headers["x-client-request-id"] == "trace-7"
+    for bad in ("no spaces or <tags>", "x" * 129):
+        answer = admin.get("/users/me", headers={"X-Request-ID": bad})
+        assert answer.headers["x-request-id"].startswith("req_")
+        assert "x-client-request-id" not in answer.headers
 
 
 def test_unknown_route_and_wrong_method(api: Api, admin: httpx.Client) -> None:
     api_error(admin.get("/no-such-thing"), 404, "NOT_FOUND")
     api_error(httpx.get(api.root + "/nowhere"), 404, "NOT_FOUND")
     api_error(admin.request("PATCH", "/auth/login"), 405, "METHOD_NOT_ALLOWED")
+
+
+def allow(response: httpx.Response) -> set[str]:
+    api_error(response, 405, "METHOD_NOT_ALLOWED")
+    return {m.strip() for m in response.headers["allow"].split(",")}
+
+
+def test_wrong_method_names_every_method_of_the_path(api: Api, admin: httpx.Client) -> None:
+    # The Allow list is the path's, not the first route's that matched it (one path, many routes).
+    assert allow(admin.post("/cases/case_nope")) == {"GET", "PUT", "PATCH", "DELETE"}
+    assert allow(admin.request("OPTIONS", "/cases")) == {"GET", "POST"}
+    assert allow(httpx.request("OPTIONS", api.base + "/auth/login")) == {"POST"}
+    assert allow(admin.request("PURGE", "/search")) == {"GET"}
+    api_error(admin.request("OPTIONS", "/no-such-thing"), 404, "NOT_FOUND")
+
+
+def test_wrong_method_on_an_admin_path_is_405_for_administrators_only(api: Api, admin: httpx.Client) -> None:
+    assert allow(admin.put("/admin/webhooks")) == {"GET", "POST"}
+    assert allow(admin.request("OPTIONS", "/admin/config")) == {"GET", "PATCH"}
+    assert allow(admin.request("PURGE", "/admin/api-keys/key_nope")) == {"GET", "DELETE"}
+    api_error(admin.put("/admin/nothing-here"), 404, "NOT_FOUND")
+    api_error(admin.request("OPTIONS", "/admin/nothing-here"), 404, "NOT_FOUND")
+    # Everyone else gets the same answer for admin paths that exist and those that do not.
+    _, token = api.make_user("attorney")
+    with api.client(token=token) as attorney, api.client() as anonymous:
+        for method in ("PUT", "OPTIONS", "PURGE"):
+            for path in ("/admin/webhooks", "/admin/nothing-here"):
+                auth_error(attorney.request(method, path), 403, "AUTH_011")
+                auth_error(anonymous.request(method, path), 401, "AUTH_002")
 
 
 def test_malformed_json_is_validation_error_on_field_body(admin: httpx.Client) -> None:

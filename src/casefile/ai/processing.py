@@ -1,7 +1,7 @@
 """The AI pipeline for one document (`process_document`) and for a case (`summarize_case`).
 
 Pure functions over the text toolkit (`casefile.nlp`): no database, no HTTP. They run in a worker
-process (a ProcessPoolExecutor whose initializer is `warm_up`), so the module-level caches (model,
+process (a ProcessPoolExecutor whose initializer ends in `warm_up`), so the module-level caches (model,
 tokenizer, eyecite, centroids) are per process. The output is deterministic for the same input: no
 randomness, stable sorts, one thread for the model.
 

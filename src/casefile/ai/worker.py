@@ -16,6 +16,7 @@ import contextlib
 import functools
 import logging
 import multiprocessing
+import os
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from casefile.ai import jobs
+from casefile.ai import jobs, pool_process
 from casefile.ai.jobs import JobClaim
 from casefile.ai.models import AiJob
 from casefile.cases.models import Case
@@ -244,12 +245,13 @@ class AiWorker:
             self._idle.put_nowait(executor)
 
     async def _start_executor(self) -> ProcessPoolExecutor:
-        from casefile.ai.processing import warm_up
-
         # spawn, not fork: this process runs an event loop and threads, which fork would copy in
-        # an unknown state.
+        # an unknown state. The pool process ends with this one (ai/pool_process.py).
         executor = ProcessPoolExecutor(
-            max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=warm_up
+            max_workers=1,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=pool_process.initialize,
+            initargs=(os.getpid(),),
         )
         self._executors.add(executor)
         try:

@@ -9,6 +9,7 @@ inside both databases' full-text query syntax.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from .resources import word_set
 
@@ -17,8 +18,9 @@ STOP_WORDS = word_set("stop_words")
 
 
 def split_words(text: str) -> list[str]:
-    """The words of `text`, lower-cased, in order."""
-    return WORD.findall(text.lower())
+    """The words of `text`, NFKC-normalised (full-width letters are plain letters, a ligature is
+    its letters) and lower-cased, in order."""
+    return WORD.findall(unicodedata.normalize("NFKC", text).lower())
 
 
 def content_words(text: str) -> list[str]:

@@ -10,22 +10,46 @@ from xml.etree import ElementTree
 
 from ..types import ProcessingFailed
 
-MAX_ZIP_MEMBER_BYTES = 64 * 1024 * 1024  # uncompressed XML we are willing to parse
+# Zip bombs: every zip-based format (DOCX, ODT, XLSX) is refused before anything is unpacked if
+# its parts unpack to more than these (a 0.3 MB DOCX can unpack to gigabytes of XML).
+MAX_UNZIPPED_MEMBER_BYTES = 64 * 1024 * 1024  # one part: the XML we are willing to parse
+MAX_UNZIPPED_TOTAL_BYTES = 200 * 1024 * 1024  # all parts: python-docx loads every part, images too
+
+DOCX_DAMAGED = "the Word document is damaged or not a valid DOCX file"
+ZIP_DAMAGED = "the file is a damaged archive (zip)"
 
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 # python-docx hands out lxml elements (typed loosely here: lxml ships no stubs in this project).
+
+
+def refuse_zip_bomb(path: Path, damaged: str) -> None:
+    """Fail (for good: the same file would fail again) a zip whose parts unpack to more than the
+    bounds, judged from the sizes the archive declares, before anything is unpacked. `zipfile`
+    (which python-docx uses too) never unpacks a part past its declared size: it stops there and
+    fails the part's checksum, so the declared sizes bound the real ones."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            sizes = [member.file_size for member in archive.infolist()]
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise ProcessingFailed(damaged) from exc
+    if max(sizes, default=0) > MAX_UNZIPPED_MEMBER_BYTES or sum(sizes) > MAX_UNZIPPED_TOTAL_BYTES:
+        raise ProcessingFailed(
+            f"the file unpacks to more than {MAX_UNZIPPED_MEMBER_BYTES // 2**20} MB in one part "
+            f"or {MAX_UNZIPPED_TOTAL_BYTES // 2**20} MB in all (a zip bomb?); it is not processed"
+        )
 
 
 def docx_pages(path: Path) -> list[str]:
     import docx  # imported here: lxml + python-docx cost ~0.1 s and most files are not DOCX
     from docx.opc.exceptions import PackageNotFoundError
 
+    refuse_zip_bomb(path, DOCX_DAMAGED)
     try:
         document = docx.Document(str(path))
     except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError) as exc:
-        raise ProcessingFailed("the Word document is damaged or not a valid DOCX file") from exc
+        raise ProcessingFailed(DOCX_DAMAGED) from exc
     except Exception as exc:  # lxml raises its own XMLSyntaxError for broken XML
-        raise ProcessingFailed("the Word document is damaged or not a valid DOCX file") from exc
+        raise ProcessingFailed(DOCX_DAMAGED) from exc
     pages: list[list[str]] = [[]]
     for child in document.element.body.iterchildren():
         if child.tag == f"{_W}p":
@@ -76,9 +100,9 @@ def _zip_member(path: Path, name: str) -> bytes | None:
             except KeyError:
                 return None
             with archive.open(info) as member:
-                return member.read(MAX_ZIP_MEMBER_BYTES)
+                return member.read(MAX_UNZIPPED_MEMBER_BYTES)
     except (zipfile.BadZipFile, OSError, RuntimeError) as exc:
-        raise ProcessingFailed("the file is a damaged archive (zip)") from exc
+        raise ProcessingFailed(ZIP_DAMAGED) from exc
 
 
 def _parse_xml(data: bytes) -> ElementTree.Element:
@@ -93,6 +117,7 @@ _TEXT_NS = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
 
 
 def odt_text(path: Path) -> str:
+    refuse_zip_bomb(path, ZIP_DAMAGED)
     data = _zip_member(path, "content.xml")
     if data is None:
         raise ProcessingFailed("the OpenDocument file has no content")
@@ -105,6 +130,7 @@ _SHEET_NS = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 
 
 def xlsx_pages(path: Path) -> list[str]:
+    refuse_zip_bomb(path, "the spreadsheet is a damaged archive (zip)")
     shared = _xlsx_shared_strings(path)
     try:
         with zipfile.ZipFile(path) as archive:

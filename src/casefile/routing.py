@@ -1,0 +1,63 @@
+"""What a request that no route takes is told: 404 if no route has its path, else 405 with an
+`Allow` header naming every method the path has (docs/api-conventions.md#errors).
+
+One rule for every path. Starlette's own 405 names only the first route whose path matched,
+although one path is often served by several routes (`GET`, `PATCH` and `DELETE` of a case);
+and the `/admin` area answers wrong methods from its catch-all route, after the administrator
+check, so that only administrators learn which admin paths exist. Both ask `unrouted_error`.
+`OPTIONS` is not served by any route, so it is answered like any other missing method.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import Request
+from fastapi.routing import APIRoute, iter_route_contexts
+from starlette.routing import compile_path, get_name
+
+from casefile.errors import AppError, MethodNotAllowed, NotFound
+
+
+class AnyMethodRoute(APIRoute):
+    """A catch-all route that takes its path with every method: it is declared with no methods,
+    which FastAPI (like Starlette) takes as "any", so a wrong method reaches this route and its
+    dependencies instead of Starlette's 405. It is left out when the methods of a path are
+    collected."""
+
+    def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
+        kwargs["methods"] = set()
+        # FastAPI names an operation after its methods unless it has an explicit id.
+        kwargs["operation_id"] = kwargs.get("operation_id") or f"any_method_{get_name(endpoint)}"
+        super().__init__(path, endpoint, **kwargs)
+
+
+@functools.lru_cache(maxsize=1024)
+def _path_regex(path: str) -> re.Pattern[str]:
+    return compile_path(path)[0]
+
+
+def allowed_methods(request: Request) -> set[str]:
+    """Every method of every route of the application whose path matches the request's."""
+    path = request.scope["path"]
+    root_path = request.scope.get("root_path", "")
+    if root_path and path.startswith(root_path):
+        path = path[len(root_path) :]
+    allowed: set[str] = set()
+    for route in iter_route_contexts(request.app.router.routes):
+        if isinstance(route.original_route, AnyMethodRoute) or not route.path or not route.methods:
+            continue
+        if _path_regex(route.path).match(path):
+            allowed |= route.methods
+    return allowed
+
+
+def unrouted_error(request: Request) -> AppError:
+    """The refusal for a request whose path and method no route takes together."""
+    allowed = allowed_methods(request)
+    if not allowed:
+        return NotFound("No such endpoint")
+    return MethodNotAllowed(headers={"Allow": ", ".join(sorted(allowed))})
