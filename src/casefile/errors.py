@@ -151,6 +151,11 @@ def admin_token_needed_for(action: str) -> Forbidden:
 https_required = partial(Forbidden, "AUTH_020", "This server accepts HTTPS only; use https://")
 
 
+def case_access_missing(level: str) -> Forbidden:
+    """The caller may see the case but not do this to it (docs/api-conventions.md#matter-access)."""
+    return Forbidden("AUTH_012", f"This request needs {level} access to the case")
+
+
 def permission_missing(permission: str) -> Forbidden:
     return Forbidden("AUTH_010", f"This request needs the permission {permission}")
 

@@ -3,11 +3,12 @@
 from casefile.ai.models import AiJob
 from casefile.api_keys.models import ApiKey
 from casefile.auth.models import AuthSession, RefreshToken, RevokedSession
-from casefile.cases.models import Case, CaseAssignee, CaseNumberCounter
+from casefile.cases.models import Case, CaseAssignee, CaseGrant, CaseNumberCounter, CaseWall
 from casefile.config.models import SystemConfig
 from casefile.db import Base
 from casefile.documents.models import Blob, Document
 from casefile.events.models import Event
+from casefile.groups.models import Group, GroupMember
 from casefile.search.models import Passage
 from casefile.users.models import User
 from casefile.webhooks.models import Delivery, DeliveryAttempt, Webhook
@@ -20,11 +21,15 @@ __all__ = [
     "Blob",
     "Case",
     "CaseAssignee",
+    "CaseGrant",
     "CaseNumberCounter",
+    "CaseWall",
     "Delivery",
     "DeliveryAttempt",
     "Document",
     "Event",
+    "Group",
+    "GroupMember",
     "Passage",
     "RefreshToken",
     "RevokedSession",

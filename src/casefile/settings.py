@@ -7,6 +7,7 @@ import os
 import secrets
 from functools import cached_property
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -82,6 +83,10 @@ class Settings(BaseSettings):
     )
     ai_workers: int = Field(default=1, ge=1, le=32, description="Processes for AI work, each using one core")
     ai_job_timeout_seconds: float = Field(default=600, gt=0, le=86_400, description="Longest one job may run")
+
+    default_case_access: Literal["firm", "restricted"] = Field(
+        default="firm", description="The access mode of a new case that does not name one"
+    )
 
     max_json_body_bytes: int = Field(default=1024 * 1024, ge=1024)
     max_upload_bytes: int = Field(default=50 * 1024 * 1024, ge=1, description="Largest accepted document")

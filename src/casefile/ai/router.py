@@ -8,8 +8,8 @@ from casefile.ai import service
 from casefile.ai.models import AiJob
 from casefile.ai.schemas import JobOut
 from casefile.auth.dependencies import RuntimeDep, SessionDep
-from casefile.cases.dependencies import CaseInPath, CasesWrite
-from casefile.documents.dependencies import DocumentInPath, DocumentsRead, DocumentsWrite
+from casefile.cases.dependencies import CasesWrite, CaseToWrite
+from casefile.documents.dependencies import DocumentsRead, DocumentsWrite, DocumentToWrite
 from casefile.envelope import Envelope
 
 router = APIRouter(tags=["ai"])
@@ -21,7 +21,7 @@ def _accepted(job: AiJob) -> JSONResponse:
 
 @router.post("/documents/{document_id}/process", response_model=Envelope[JobOut], status_code=202)
 async def process_document(
-    principal: DocumentsWrite, document: DocumentInPath, session: SessionDep, runtime: RuntimeDep
+    principal: DocumentsWrite, document: DocumentToWrite, session: SessionDep, runtime: RuntimeDep
 ) -> JSONResponse:
     """Run the AI pipeline on the document again (extraction, analysis, embeddings). Answers at
     once; the outcome comes as `ai.processing_*` and `document.processed` events and on the
@@ -31,7 +31,7 @@ async def process_document(
 
 @router.post("/cases/{case_id}/summarize", response_model=Envelope[JobOut], status_code=202)
 async def summarize_case(
-    principal: CasesWrite, _: DocumentsRead, case: CaseInPath, session: SessionDep, runtime: RuntimeDep
+    principal: CasesWrite, _: DocumentsRead, case: CaseToWrite, session: SessionDep, runtime: RuntimeDep
 ) -> JSONResponse:
     """Summarize the case from its processed documents (extractive, every sentence cited); needs
     `read:documents` too, as the summary quotes them. The summary appears as the case's `ai`;

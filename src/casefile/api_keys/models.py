@@ -18,6 +18,8 @@ class ApiKey(Base):
     prefix: Mapped[str] = mapped_column(String(32), unique=True)
     key_hash: Mapped[str] = mapped_column(String(64))
     permissions: Mapped[list[str]] = mapped_column(JSON)
+    # When set, the key sees only these cases (still narrowed by its creator's access).
+    case_ids: Mapped[list[str] | None] = mapped_column(JSON)
     created_by: Mapped[str | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

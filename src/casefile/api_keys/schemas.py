@@ -5,6 +5,8 @@ from pydantic import AwareDatetime, Field, field_validator
 from casefile.auth.permissions import ACTIONS, RESOURCES, is_valid_permission
 from casefile.schemas import InModel, OutModel, Timestamp
 
+MAX_KEY_CASES = 1000
+
 
 class ApiKeyCreate(InModel):
     name: str = Field(min_length=1, max_length=200)
@@ -17,6 +19,16 @@ class ApiKeyCreate(InModel):
     expires_at: AwareDatetime | None = Field(
         default=None, description="ISO 8601 with a time zone; in the future"
     )
+    case_ids: list[str] | None = Field(
+        default=None,
+        max_length=MAX_KEY_CASES,
+        description="Limit the key to these cases (it still sees only what its creator may see)",
+    )
+
+    @field_validator("case_ids")
+    @classmethod
+    def distinct_cases(cls, value: list[str] | None) -> list[str] | None:
+        return None if value is None else list(dict.fromkeys(value))
 
     @field_validator("permissions")
     @classmethod
@@ -32,6 +44,7 @@ class ApiKeyOut(OutModel):
     name: str
     prefix: str
     permissions: list[str]
+    case_ids: list[str] | None
     expires_at: Timestamp | None
     created_at: Timestamp
     created_by: str | None

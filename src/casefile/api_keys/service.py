@@ -3,6 +3,7 @@ revocation."""
 
 from __future__ import annotations
 
+from sqlalchemy import column, select, table
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.api_keys import tokens
@@ -11,7 +12,7 @@ from casefile.api_keys.schemas import ApiKeyCreate, ApiKeyOut
 from casefile.auth.permissions import Principal
 from casefile.clock import utcnow
 from casefile.db import get_or_404
-from casefile.errors import ValidationFailed
+from casefile.errors import ErrorDetail, ValidationFailed
 from casefile.listing import ListQuery, ListSpec, fetch_page
 
 API_KEY_LIST = ListSpec(
@@ -27,18 +28,35 @@ async def create_api_key(session: AsyncSession, actor: Principal, body: ApiKeyCr
     """Returns the stored key and the secret key string, which is never available again."""
     if body.expires_at is not None and body.expires_at <= utcnow():
         raise ValidationFailed.on("expires_at", "Expiry must be in the future")
+    if body.case_ids:
+        await _check_cases_exist(session, body.case_ids)
     prefix, key = tokens.new_key()
     api_key = ApiKey(
         name=body.name,
         prefix=prefix,
         key_hash=tokens.key_hash(key),
         permissions=body.permissions,
+        case_ids=body.case_ids,
         expires_at=body.expires_at,
         created_by=actor.id,
     )
     session.add(api_key)
     await session.flush()
     return api_key, key
+
+
+# The cases table as this lower layer sees it: keys only name cases, and the access rules that
+# narrow a key to its creator's cases live with the cases (cases/access.py).
+_CASES = table("cases", column("id"))
+
+
+async def _check_cases_exist(session: AsyncSession, case_ids: list[str]) -> None:
+    found = set(await session.scalars(select(_CASES.c.id).where(_CASES.c.id.in_(case_ids))))
+    missing = [
+        ErrorDetail(f"case_ids[{i}]", "No such case") for i, c in enumerate(case_ids) if c not in found
+    ]
+    if missing:
+        raise ValidationFailed(details=missing)
 
 
 async def get_api_key(session: AsyncSession, key_id: str) -> ApiKey:

@@ -81,10 +81,19 @@ class Principal:
     session_id: str | None = None
     token_expires_at: float | None = None
     key_creator_id: str | None = None  # an API key's: the user who made it (None once deleted)
+    key_creator_role: str | None = None  # an API key's: its creator's role now
+    key_case_ids: frozenset[str] | None = None  # an API key limited to these cases
 
     @property
     def is_admin_user(self) -> bool:
         return self.kind == "user" and self.role == "admin"
+
+    @property
+    def acts_as_admin(self) -> bool:
+        """An administrator's token, or a key made by an administrator: for matter access a key
+        acts as the user who created it (docs/api-conventions.md#matter-access). Endpoints that
+        need an administrator's own token check `is_admin_user` instead."""
+        return (self.role if self.kind == "user" else self.key_creator_role) == "admin"
 
     @property
     def actor_id(self) -> str:

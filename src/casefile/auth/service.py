@@ -315,4 +315,6 @@ async def authenticate_api_key(runtime: Runtime, session: AsyncSession, key: str
         id=api_key.id,
         permissions=key_permissions(api_key.permissions, creator_role),
         key_creator_id=api_key.created_by,
+        key_creator_role=creator_role,
+        key_case_ids=None if api_key.case_ids is None else frozenset(api_key.case_ids),
     )

@@ -4,6 +4,13 @@ This is the one mechanism every path goes through: a case the caller may not see
 if it did not exist, and every query that lists or counts cases (or what belongs to them:
 documents, search hits, jobs, tasks, parties…) adds `visible_to(principal)` to its SQL, so the
 decision is part of the query, never a filter after fetching.
+
+The rules, for the user behind the call (an API key acts as the user who created it, narrowed by
+its permissions and, if it has them, its `case_ids`):
+- a wall on the user, or on a group they are in, removes every right on the case, whatever else;
+- otherwise administrators and assignees have `manage`;
+- otherwise the highest grant to the user or one of their groups;
+- and on a `firm` case at least what the role gives (`write` with `write:cases`, else `read`).
 """
 
 from __future__ import annotations
@@ -11,12 +18,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from enum import IntEnum
 
-from sqlalchemy import ColumnElement, select, true
+from sqlalchemy import ColumnElement, and_, exists, false, or_, select, true
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import InstrumentedAttribute
 
-from casefile.auth.permissions import Principal
-from casefile.cases.models import Case
-from casefile.errors import NotFound
+from casefile.auth.permissions import ROLE_PERMISSIONS, Permission, Principal, grants
+from casefile.cases.models import Case, CaseAssignee, CaseGrant, CaseWall
+from casefile.db import is_write_session
+from casefile.errors import NotFound, case_access_missing
+from casefile.groups.models import GroupMember
 
 
 class Level(IntEnum):
@@ -27,31 +37,103 @@ class Level(IntEnum):
     WRITE = 2
     MANAGE = 3
 
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+LEVELS = ("read", "write", "manage")
+
 
 class CaseNotVisible(NotFound):
-    """The caller may not see this case: answered exactly like a case that does not exist, and
-    recorded in the audit trail as a denied access."""
+    """The caller may not see this case: answered exactly like a case that does not exist (with
+    the message of whatever the path named), and recorded in the audit trail as a denied access."""
 
-    message = "Case not found"
-
-    def __init__(self, case_id: str) -> None:
-        super().__init__("Case not found")
+    def __init__(self, case_id: str, message: str = "Case not found") -> None:
+        super().__init__(message)
         self.case_id = case_id
+
+
+def _is_subject(
+    subject_type: InstrumentedAttribute[str], subject_id: InstrumentedAttribute[str], user_id: str
+) -> ColumnElement[bool]:
+    """The row names the user, or a group the user is in."""
+    groups = select(GroupMember.group_id).where(GroupMember.user_id == user_id).scalar_subquery()
+    return or_(
+        and_(subject_type == "user", subject_id == user_id),
+        and_(subject_type == "group", subject_id.in_(groups)),
+    )
+
+
+def walled_off(user_id: str) -> ColumnElement[bool]:
+    """SQL condition on `cases`: a wall stands between the user and the case."""
+    return exists().where(
+        CaseWall.case_id == Case.id, _is_subject(CaseWall.subject_type, CaseWall.subject_id, user_id)
+    )
 
 
 def visible_to(principal: Principal) -> ColumnElement[bool]:
     """SQL condition on `cases`: the cases `principal` may see."""
-    return true()
+    user_id = principal.user_id
+    if user_id is None:  # a key whose creator is gone acts as nobody
+        return false()
+    conditions: list[ColumnElement[bool]] = [~walled_off(user_id)]
+    if principal.key_case_ids is not None:
+        conditions.append(Case.id.in_(sorted(principal.key_case_ids)) if principal.key_case_ids else false())
+    if not principal.acts_as_admin:
+        assigned = exists().where(CaseAssignee.case_id == Case.id, CaseAssignee.user_id == user_id)
+        granted = exists().where(
+            CaseGrant.case_id == Case.id, _is_subject(CaseGrant.subject_type, CaseGrant.subject_id, user_id)
+        )
+        conditions.append(or_(Case.access == "firm", assigned, granted))
+    return and_(true(), *conditions)
+
+
+async def level_on(session: AsyncSession, principal: Principal, case: Case) -> Level:
+    """The caller's right on a case it can see (callers check visibility first, in SQL)."""
+    user_id = principal.user_id
+    if user_id is None:
+        return Level.NONE
+    if principal.acts_as_admin or user_id in case.assigned_to:
+        return Level.MANAGE
+    grant_levels = await session.scalars(
+        select(CaseGrant.level).where(
+            CaseGrant.case_id == case.id, _is_subject(CaseGrant.subject_type, CaseGrant.subject_id, user_id)
+        )
+    )
+    level = max((Level[name.upper()] for name in grant_levels), default=Level.NONE)
+    if case.access == "firm":
+        level = max(level, _role_level(principal))
+    return level
+
+
+def _role_level(principal: Principal) -> Level:
+    role = principal.role if principal.kind == "user" else principal.key_creator_role
+    if role is None:
+        return Level.NONE
+    return Level.WRITE if grants(ROLE_PERMISSIONS[role], Permission.WRITE_CASES) else Level.READ
+
+
+async def require_level(session: AsyncSession, principal: Principal, case: Case, level: Level) -> None:
+    """403 when the caller, who can see `case`, has less than `level` on it."""
+    if level > Level.READ and await level_on(session, principal, case) < level:
+        raise case_access_missing(level.label)
 
 
 async def case_for(
     session: AsyncSession, principal: Principal, case_id: str, level: Level = Level.READ
 ) -> Case:
     """The case `case_id` if `principal` may see it (else CaseNotVisible, 404) and has `level` on
-    it (else 403)."""
-    case = await session.scalar(select(Case).where(Case.id == case_id, visible_to(principal)))
+    it (else 403). In a write transaction the row is locked (as `db.get_or_404` does), so that
+    the rules checked on it hold until the commit."""
+    statement = select(Case).where(Case.id == case_id, visible_to(principal))
+    lock = is_write_session(session)
+    if lock:  # SQLite leaves the clause out: its writers are serialised by BEGIN IMMEDIATE
+        statement = statement.with_for_update(of=Case)
+    case = await session.scalar(statement.execution_options(populate_existing=lock))
     if case is None:
         raise CaseNotVisible(case_id)
+    await require_level(session, principal, case, level)
     return case
 
 
@@ -60,5 +142,5 @@ async def visible_case_ids(session: AsyncSession, principal: Principal, case_ids
     wanted = set(case_ids)
     if not wanted:
         return set()
-    rows = await session.scalars(select(Case.id).where(Case.id.in_(wanted), visible_to(principal)))
+    rows = await session.scalars(select(Case.id).where(Case.id.in_(sorted(wanted)), visible_to(principal)))
     return set(rows)

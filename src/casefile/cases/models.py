@@ -22,6 +22,8 @@ class Case(Base):
     client_name: Mapped[str | None] = mapped_column(String(200))
     description: Mapped[str | None] = mapped_column(Text)
     status: Mapped[str] = mapped_column(String(20))
+    # "firm" or "restricted" (docs/api-conventions.md#matter-access).
+    access: Mapped[str] = mapped_column(String(20), default="firm", server_default="firm")
     priority: Mapped[str] = mapped_column(String(20))
     # A plain id, not a foreign key: the case keeps its history when the user is deleted.
     created_by: Mapped[str | None] = mapped_column(String(40))
@@ -72,3 +74,37 @@ class CaseNumberCounter(Base):
 
     year: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
     last_value: Mapped[int] = mapped_column(Integer)
+
+
+class CaseGrant(Base):
+    """Access to a case for a user or a group, at a level (`read`, `write`, `manage`)."""
+
+    __tablename__ = "case_grants"
+
+    case_id: Mapped[str] = mapped_column(ForeignKey("cases.id", ondelete="CASCADE"), primary_key=True)
+    subject_type: Mapped[str] = mapped_column(String(10), primary_key=True)  # "user" | "group"
+    # No foreign key: the subject is a user or a group; deleting either removes its grants
+    # (users.service, groups.service).
+    subject_id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    level: Mapped[str] = mapped_column(String(10))
+    granted_by: Mapped[str | None] = mapped_column(String(40))
+    granted_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    # The access check looks grants up by subject ("which cases may this user see").
+    __table_args__ = (Index("ix_case_grants_subject", "subject_type", "subject_id", "case_id"),)
+
+
+class CaseWall(Base):
+    """An ethical wall: the user, or every member of the group, has no right at all on the case,
+    whatever their role or grants."""
+
+    __tablename__ = "case_walls"
+
+    case_id: Mapped[str] = mapped_column(ForeignKey("cases.id", ondelete="CASCADE"), primary_key=True)
+    subject_type: Mapped[str] = mapped_column(String(10), primary_key=True)
+    subject_id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    reason: Mapped[str | None] = mapped_column(String(1000))
+    created_by: Mapped[str | None] = mapped_column(String(40))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    __table_args__ = (Index("ix_case_walls_subject", "subject_type", "subject_id", "case_id"),)

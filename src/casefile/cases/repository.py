@@ -3,10 +3,10 @@ case-number counter)."""
 
 from __future__ import annotations
 
-from sqlalchemy import TextClause, case, func, select, text
+from sqlalchemy import ColumnElement, TextClause, case, exists, func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from casefile.cases.models import Case, CaseNumberCounter
+from casefile.cases.models import Case, CaseAssignee, CaseNumberCounter
 from casefile.cases.schemas import PRIORITIES, STATUSES, CaseOut
 from casefile.db import dialect_insert, dialect_name, get_or_404
 from casefile.listing import ListSpec, ignoring_case
@@ -30,6 +30,12 @@ def search_condition(session: AsyncSession, words: list[str]) -> TextClause:
     )
 
 
+def _assigned_to_any(session: AsyncSession, user_ids: list[str]) -> ColumnElement[bool]:
+    """`assigned_to=<user id>,…`: cases any of them is assigned to (`me` is replaced by the
+    caller's id before this runs, cases.service.list_cases)."""
+    return exists().where(CaseAssignee.case_id == Case.id, CaseAssignee.user_id.in_(user_ids))
+
+
 CASE_LIST = ListSpec(
     model=Case,
     sortable={
@@ -50,8 +56,10 @@ CASE_LIST = ListSpec(
         "case_type": ignoring_case(Case.case_type),
         "priority": Case.priority,
         "jurisdiction": ignoring_case(Case.jurisdiction),
+        "assigned_to": _assigned_to_any,
+        "access": Case.access,
     },
-    filter_choices={"status": STATUSES, "priority": PRIORITIES},
+    filter_choices={"status": STATUSES, "priority": PRIORITIES, "access": ("firm", "restricted")},
     search=search_condition,
 )
 

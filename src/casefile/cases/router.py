@@ -6,12 +6,14 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
 from casefile import envelope
-from casefile.auth.dependencies import RuntimeDep, SessionDep
+from casefile.auth.dependencies import CurrentPrincipal, RuntimeDep, SessionDep
 from casefile.auth.visibility import IdOnlyOut
 from casefile.cases import repository, service
-from casefile.cases.dependencies import CaseInPath, CasesDelete, CasesRead, CasesWrite
+from casefile.cases.access import Level, case_for
+from casefile.cases.dependencies import CaseInPath, CasesDelete, CasesRead, CasesWrite, CaseToWrite
+from casefile.cases.models import Case
 from casefile.cases.repository import CASE_LIST
-from casefile.cases.schemas import AssigneeAdd, CaseCreate, CaseOut, CaseUpdate
+from casefile.cases.schemas import AssigneeAdd, CaseAccessBody, CaseCreate, CaseOut, CaseUpdate
 from casefile.envelope import DeletedOut, Envelope, PageEnvelope
 from casefile.listing import ListQuery, fields_query, list_query, project
 
@@ -21,20 +23,30 @@ CaseListQuery = Annotated[ListQuery, Depends(list_query(CASE_LIST))]
 CaseFields = Annotated[list[str] | None, Depends(fields_query(CASE_LIST.output_fields))]
 
 # A handler with a body or a query string loads its path's row itself: see auth.dependencies.
+# Every case is loaded through cases/access.py: one the caller may not see is 404.
 
 
 @router.get("", response_model=PageEnvelope[CaseOut])
 async def list_cases(principal: CasesRead, session: SessionDep, query: CaseListQuery) -> JSONResponse:
-    """List cases: paginated, sortable, filterable, with full-text `search`."""
+    """List the cases the caller may see: paginated, sortable, filterable (`assigned_to=me` or a
+    user id), with full-text `search`."""
     return envelope.listed(
-        await service.list_cases(session, query), query, lambda case: CaseOut.dump_for(case, principal)
+        await service.list_cases(session, principal, query),
+        query,
+        lambda case: CaseOut.dump_for(case, principal),
     )
 
 
 @router.post("", response_model=Envelope[CaseOut | IdOnlyOut], status_code=201)
-async def create_case(body: CaseCreate, principal: CasesWrite, session: SessionDep) -> JSONResponse:
-    """Create a case; `case_number` is assigned (`YYYY-NNNNNN`) when omitted. Emits `case.created`."""
-    return envelope.created(CaseOut.dump_for(await service.create_case(session, principal, body), principal))
+async def create_case(
+    body: CaseCreate, principal: CasesWrite, session: SessionDep, runtime: RuntimeDep
+) -> JSONResponse:
+    """Create a case; `case_number` is assigned (`YYYY-NNNNNN`) when omitted, `access` defaults
+    to the server's setting (`firm` unless configured). Emits `case.created`."""
+    case = await service.create_case(
+        session, principal, body, default_access=runtime.settings.default_case_access
+    )
+    return envelope.created(CaseOut.dump_for(case, principal))
 
 
 @router.get("/{case_id}", response_model=Envelope[CaseOut])
@@ -47,15 +59,15 @@ async def get_case(principal: CasesRead, fields: CaseFields, case: CaseInPath) -
 async def update_case(
     case_id: str, body: CaseUpdate, principal: CasesWrite, session: SessionDep
 ) -> JSONResponse:
-    """Update any subset of the writable fields (PUT and PATCH alike). Emits `case.updated`, and
-    `case.status_changed` when the status moves."""
-    case = await repository.get_case(session, case_id)
+    """Update any subset of the writable fields (PUT and PATCH alike); needs `write` on the case.
+    Emits `case.updated`, and `case.status_changed` when the status moves."""
+    case = await case_for(session, principal, case_id, Level.WRITE)
     return envelope.ok(CaseOut.dump_for(await service.update_case(session, principal, case, body), principal))
 
 
 @router.delete("/{case_id}", response_model=Envelope[DeletedOut])
 async def delete_case(
-    principal: CasesDelete, case: CaseInPath, session: SessionDep, runtime: RuntimeDep
+    principal: CasesDelete, case: CaseToWrite, session: SessionDep, runtime: RuntimeDep
 ) -> JSONResponse:
     """Delete the case with its documents and their content. Emits `document.deleted` for each
     document and `case.deleted`."""
@@ -67,16 +79,41 @@ async def delete_case(
 async def add_assignee(
     case_id: str, body: AssigneeAdd, principal: CasesWrite, session: SessionDep
 ) -> JSONResponse:
-    """Assign a user to the case. Emits `case.assigned`."""
-    case = await repository.get_case(session, case_id)
+    """Assign a user to the case (an assignee has `manage` on it, so on a restricted case this
+    needs `manage`). Emits `case.assigned`."""
+    case = await case_for(session, principal, case_id, Level.WRITE)
     updated = await service.add_assignee(session, principal, case, body.user_id)
     return envelope.ok(CaseOut.dump_for(updated, principal))
 
 
 @router.delete("/{case_id}/assignees/{user_id}", response_model=Envelope[CaseOut | IdOnlyOut])
 async def remove_assignee(
-    user_id: str, principal: CasesWrite, case: CaseInPath, session: SessionDep
+    user_id: str, principal: CasesWrite, case: CaseToWrite, session: SessionDep
 ) -> JSONResponse:
     """Remove an assignee. Emits `case.updated` with the change to `assigned_to`."""
     updated = await service.remove_assignee(session, principal, case, user_id)
     return envelope.ok(CaseOut.dump_for(updated, principal))
+
+
+@router.get("/{case_id}/access", response_model=Envelope[CaseAccessBody])
+async def get_case_access(case_id: str, principal: CurrentPrincipal, session: SessionDep) -> JSONResponse:
+    """The case's access mode, grants and walls. Needs `manage` on the case, or an administrator
+    (who may read the settings even of a case they are walled off from)."""
+    case = await _case_to_manage(session, principal, case_id)
+    return envelope.ok(await service.case_access(session, case))
+
+
+@router.put("/{case_id}/access", response_model=Envelope[CaseAccessBody])
+async def set_case_access(
+    case_id: str, body: CaseAccessBody, principal: CurrentPrincipal, session: SessionDep
+) -> JSONResponse:
+    """Replace the case's access mode, grants and walls. Needs `manage` on the case, or an
+    administrator. Emits `case.access_changed`."""
+    case = await _case_to_manage(session, principal, case_id)
+    return envelope.ok(await service.set_case_access(session, principal, case, body))
+
+
+async def _case_to_manage(session: SessionDep, principal: CurrentPrincipal, case_id: str) -> Case:
+    if principal.is_admin_user:
+        return await repository.get_case(session, case_id)
+    return await case_for(session, principal, case_id, Level.MANAGE)

@@ -10,6 +10,9 @@ from casefile.schemas import InModel, Timestamp
 
 Status = Literal["intake", "active", "pending", "on_hold", "closed", "archived"]
 Priority = Literal["low", "medium", "high", "urgent"]
+Access = Literal["firm", "restricted"]
+AccessLevel = Literal["read", "write", "manage"]
+SubjectType = Literal["user", "group"]
 STATUSES: tuple[str, ...] = Status.__args__  # type: ignore[attr-defined]
 PRIORITIES: tuple[str, ...] = Priority.__args__  # type: ignore[attr-defined]
 
@@ -41,6 +44,8 @@ class CaseFields(InModel):
 class CaseCreate(CaseFields):
     status: Status = "active"
     priority: Priority = "medium"
+    # None: the server's default (CASEFILE_DEFAULT_CASE_ACCESS). Changed later with PUT /access.
+    access: Access | None = None
 
 
 class CaseUpdate(CaseFields):
@@ -67,8 +72,35 @@ class CaseOut(VisibleOut):
     description: str | None
     status: str
     priority: str
+    access: str
     created_by: str | None
     assigned_to: list[str]
     created_at: Timestamp
     updated_at: Timestamp
     ai: dict[str, Any] | None = None  # the case summary, once `POST /cases/{id}/summarize` has run
+
+
+MAX_ACCESS_ENTRIES = 500
+
+
+class GrantEntry(InModel):
+    subject_type: SubjectType
+    subject_id: str = Field(min_length=1, max_length=40)
+    level: AccessLevel
+
+
+class WallEntry(InModel):
+    subject_type: SubjectType
+    subject_id: str = Field(min_length=1, max_length=40)
+    reason: str | None = Field(default=None, max_length=1000)
+
+
+AccessEntry = GrantEntry | WallEntry
+
+
+class CaseAccessBody(InModel):
+    """GET and PUT /cases/{id}/access: PUT replaces the mode, the grants and the walls."""
+
+    access: Access
+    grants: list[GrantEntry] = Field(default_factory=list, max_length=MAX_ACCESS_ENTRIES)
+    walls: list[WallEntry] = Field(default_factory=list, max_length=MAX_ACCESS_ENTRIES)

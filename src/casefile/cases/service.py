@@ -3,19 +3,26 @@ assignees, and the events each change emits."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
+from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import InstrumentedAttribute
 
 from casefile.auth.permissions import Principal
 from casefile.cases import repository
-from casefile.cases.models import Case, CaseAssignee
+from casefile.cases.access import Level, require_level, visible_to
+from casefile.cases.models import Case, CaseAssignee, CaseGrant, CaseWall
 from casefile.cases.repository import CASE_LIST
 from casefile.cases.schemas import (
     CASE_NUMBER_TAKEN,
     TITLE_REQUIRED,
     TRANSITIONS,
+    AccessEntry,
+    CaseAccessBody,
     CaseCreate,
     CaseUpdate,
 )
@@ -24,6 +31,7 @@ from casefile.documents import service as documents_service
 from casefile.errors import ErrorDetail, InvalidStatusTransition, NotFound, ValidationFailed
 from casefile.events import catalogue
 from casefile.events.outbox import emit
+from casefile.groups.models import Group
 from casefile.listing import ListQuery, fetch_page
 from casefile.runtime import Runtime
 from casefile.users.models import User
@@ -48,11 +56,22 @@ async def _flush_checking_number(session: AsyncSession, case: Case) -> None:
         raise
 
 
-async def list_cases(session: AsyncSession, query: ListQuery) -> tuple[list[Case], int]:
-    return await fetch_page(session, CASE_LIST, query)
+async def list_cases(session: AsyncSession, principal: Principal, query: ListQuery) -> tuple[list[Case], int]:
+    """The cases the caller may see (the access rule is part of the SQL, so totals count only
+    those)."""
+    assigned = query.filters.get("assigned_to")
+    if assigned is not None and "me" in assigned:
+        me = principal.user_id or ""  # a key whose creator is gone is assigned nothing
+        query = replace(
+            query, filters={**query.filters, "assigned_to": [me if v == "me" else v for v in assigned]}
+        )
+    return await fetch_page(session, CASE_LIST, query, conditions=[visible_to(principal)])
 
 
-async def create_case(session: AsyncSession, actor: Principal, body: CaseCreate) -> Case:
+async def create_case(
+    session: AsyncSession, actor: Principal, body: CaseCreate, *, default_access: str = "firm"
+) -> Case:
+    """`default_access`: the access of a case whose body names none (the server's setting)."""
     if not body.title:
         problems = [ErrorDetail("title", TITLE_REQUIRED)]
         # Nothing will be inserted, so this read only completes the report; it decides nothing.
@@ -60,8 +79,10 @@ async def create_case(session: AsyncSession, actor: Principal, body: CaseCreate)
             problems.append(ErrorDetail("case_number", CASE_NUMBER_TAKEN))
         raise ValidationFailed(details=problems)
     now = utcnow()
+    access = body.access or default_access
     case = Case(
-        **body.model_dump(exclude={"case_number"}),
+        **body.model_dump(exclude={"case_number", "access"}),
+        access=access,
         created_by=actor.actor_id,
         created_at=now,
         updated_at=now,
@@ -72,6 +93,19 @@ async def create_case(session: AsyncSession, actor: Principal, body: CaseCreate)
         await _flush_checking_number(session, case)
     else:
         await _insert_with_automatic_number(session, case)
+    if access == "restricted" and actor.user_id is not None:
+        # Whoever opens a restricted matter can manage it: otherwise they would lose it at once.
+        session.add(
+            CaseGrant(
+                case_id=case.id,
+                subject_type="user",
+                subject_id=actor.user_id,
+                level="manage",
+                granted_by=actor.actor_id,
+                granted_at=now,
+            )
+        )
+        await session.flush()
     await emit(session, "case.created", catalogue.case_created(case))
     return case
 
@@ -139,7 +173,15 @@ async def delete_case(session: AsyncSession, runtime: Runtime, actor: Principal,
     await session.flush()
 
 
+async def _check_may_assign(session: AsyncSession, actor: Principal, case: Case) -> None:
+    """On a restricted case an assignee is let in with `manage`: choosing who that is needs
+    `manage` (on a `firm` case, `write`, which the caller was checked for)."""
+    if case.access == "restricted":
+        await require_level(session, actor, case, Level.MANAGE)
+
+
 async def add_assignee(session: AsyncSession, actor: Principal, case: Case, user_id: str) -> Case:
+    await _check_may_assign(session, actor, case)
     if await session.get(User, user_id) is None:
         raise ValidationFailed.on("user_id", "User not found")
     if user_id in case.assigned_to:
@@ -152,6 +194,7 @@ async def add_assignee(session: AsyncSession, actor: Principal, case: Case, user
 
 
 async def remove_assignee(session: AsyncSession, actor: Principal, case: Case, user_id: str) -> Case:
+    await _check_may_assign(session, actor, case)
     before = case.assigned_to
     if user_id not in before:
         raise NotFound("That user is not assigned to this case")
@@ -161,3 +204,102 @@ async def remove_assignee(session: AsyncSession, actor: Principal, case: Case, u
     changes = {"assigned_to": {"from": before, "to": case.assigned_to}}
     await emit(session, "case.updated", catalogue.case_updated(case, changes, actor.actor_id))
     return case
+
+
+async def case_access(session: AsyncSession, case: Case) -> dict[str, Any]:
+    """The access settings of a case: its mode, its grants and its walls."""
+    grants = await session.scalars(
+        select(CaseGrant)
+        .where(CaseGrant.case_id == case.id)
+        .order_by(CaseGrant.subject_type, CaseGrant.subject_id)
+    )
+    walls = await session.scalars(
+        select(CaseWall)
+        .where(CaseWall.case_id == case.id)
+        .order_by(CaseWall.subject_type, CaseWall.subject_id)
+    )
+    return {
+        "access": case.access,
+        "grants": [
+            {"subject_type": g.subject_type, "subject_id": g.subject_id, "level": g.level} for g in grants
+        ],
+        "walls": [
+            {"subject_type": w.subject_type, "subject_id": w.subject_id, "reason": w.reason} for w in walls
+        ],
+    }
+
+
+async def set_case_access(
+    session: AsyncSession, actor: Principal, case: Case, body: CaseAccessBody
+) -> dict[str, Any]:
+    """Replace the mode, the grants and the walls. Every subject must exist, and appear once in
+    each list. Emits `case.access_changed` with the settings before and after."""
+    await _check_subjects(session, body)
+    before = await case_access(session, case)
+    await session.execute(delete(CaseGrant).where(CaseGrant.case_id == case.id))
+    await session.execute(delete(CaseWall).where(CaseWall.case_id == case.id))
+    now = utcnow()
+    session.add_all(
+        CaseGrant(
+            case_id=case.id,
+            subject_type=g.subject_type,
+            subject_id=g.subject_id,
+            level=g.level,
+            granted_by=actor.actor_id,
+            granted_at=now,
+        )
+        for g in body.grants
+    )
+    session.add_all(
+        CaseWall(
+            case_id=case.id,
+            subject_type=w.subject_type,
+            subject_id=w.subject_id,
+            reason=w.reason,
+            created_by=actor.actor_id,
+            created_at=now,
+        )
+        for w in body.walls
+    )
+    case.access = body.access
+    case.updated_at = now
+    await session.flush()
+    after = await case_access(session, case)
+    if after != before:
+        await emit(
+            session, "case.access_changed", catalogue.case_access_changed(case, before, after, actor.actor_id)
+        )
+    return after
+
+
+async def _check_subjects(session: AsyncSession, body: CaseAccessBody) -> None:
+    """Every subject exists, and appears once in its list."""
+    lists: list[tuple[str, Sequence[AccessEntry]]] = [("grants", body.grants), ("walls", body.walls)]
+    wanted: dict[str, set[str]] = {"user": set(), "group": set()}
+    for _, entries in lists:
+        for entry in entries:
+            wanted[entry.subject_type].add(entry.subject_id)
+    known = {
+        "user": await _existing(session, User.id, wanted["user"]),
+        "group": await _existing(session, Group.id, wanted["group"]),
+    }
+    problems: list[ErrorDetail] = []
+    for list_name, entries in lists:
+        seen: set[tuple[str, str]] = set()
+        for index, entry in enumerate(entries):
+            key = (entry.subject_type, entry.subject_id)
+            if key in seen:
+                problems.append(ErrorDetail(f"{list_name}[{index}]", "This subject is listed twice"))
+            seen.add(key)
+            if entry.subject_id not in known[entry.subject_type]:
+                problems.append(
+                    ErrorDetail(f"{list_name}[{index}].subject_id", f"No such {entry.subject_type}")
+                )
+    if problems:
+        raise ValidationFailed(details=problems)
+
+
+async def _existing(session: AsyncSession, id_column: InstrumentedAttribute[str], ids: set[str]) -> set[str]:
+    if not ids:
+        return set()
+    return set(await session.scalars(select(id_column).where(id_column.in_(sorted(ids)))))

@@ -9,10 +9,16 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from casefile import envelope
 from casefile.auth.dependencies import RuntimeDep, SessionDep
 from casefile.auth.visibility import IdOnlyOut
-from casefile.cases.dependencies import CaseInPath
-from casefile.cases.repository import get_case
+from casefile.cases.access import Level, case_for
+from casefile.cases.dependencies import CaseToWrite
 from casefile.documents import service
-from casefile.documents.dependencies import DocumentInPath, DocumentsDelete, DocumentsRead, DocumentsWrite
+from casefile.documents.dependencies import (
+    DocumentInPath,
+    DocumentsDelete,
+    DocumentsRead,
+    DocumentsWrite,
+    DocumentToWrite,
+)
 from casefile.documents.models import Document
 from casefile.documents.schemas import DocumentOut, DocumentUpdate
 from casefile.envelope import DeletedOut, Envelope, PageEnvelope
@@ -29,11 +35,11 @@ DocumentFields = Annotated[list[str] | None, Depends(fields_query(service.DOCUME
 
 @router.get("/cases/{case_id}/documents", response_model=PageEnvelope[DocumentOut])
 async def list_documents(
-    case_id: str, _: DocumentsRead, session: SessionDep, query: DocumentListQuery
+    case_id: str, principal: DocumentsRead, session: SessionDep, query: DocumentListQuery
 ) -> JSONResponse:
     """A case's documents: paginated, sortable (`uploaded_at`, `title`, `file_size`), `document_type`
     filter, `search` over title, description and file name."""
-    case = await get_case(session, case_id)
+    case = await case_for(session, principal, case_id)
     return envelope.listed(await service.list_documents(session, case, query), query, DocumentOut.dump)
 
 
@@ -69,7 +75,7 @@ async def list_documents(
     },
 )
 async def upload_document(
-    request: Request, principal: DocumentsWrite, case: CaseInPath, session: SessionDep, runtime: RuntimeDep
+    request: Request, principal: DocumentsWrite, case: CaseToWrite, session: SessionDep, runtime: RuntimeDep
 ) -> JSONResponse:
     """Upload a document (multipart/form-data). The body is streamed to disk, never held in
     memory; the type is detected from the content. Emits `document.uploaded`."""
@@ -167,7 +173,7 @@ def _single_range(header: str | None, size: int) -> tuple[int, int] | None:
 
 @router.delete("/documents/{document_id}", response_model=Envelope[DeletedOut])
 async def delete_document(
-    principal: DocumentsDelete, document: DocumentInPath, session: SessionDep, runtime: RuntimeDep
+    principal: DocumentsDelete, document: DocumentToWrite, session: SessionDep, runtime: RuntimeDep
 ) -> JSONResponse:
     """Delete the document and, when no other document shares it, its content. Emits `document.deleted`."""
     await service.delete_document(session, runtime, principal, document)
@@ -180,6 +186,6 @@ async def update_document(
     document_id: str, body: DocumentUpdate, principal: DocumentsWrite, session: SessionDep
 ) -> JSONResponse:
     """Update title, document_type, tags or description (any subset). Emits `document.updated`."""
-    document = await service.get_document(session, document_id)
+    document = await service.document_for(session, principal, document_id, Level.WRITE)
     updated = await service.update_document(session, principal, document, body)
     return envelope.ok(DocumentOut.dump_for(updated, principal))

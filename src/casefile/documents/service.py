@@ -21,8 +21,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.ai import jobs as ai_jobs
 from casefile.auth.permissions import Principal
+from casefile.cases.access import CaseNotVisible, Level, case_for
 from casefile.cases.models import Case
-from casefile.cases.repository import get_case
 from casefile.clock import utcnow
 from casefile.config.service import load as load_config
 from casefile.db import after_commit, commit_early, dialect_insert, dialect_name, get_or_404
@@ -92,6 +92,19 @@ async def get_document(session: AsyncSession, document_id: str) -> Document:
     return await get_or_404(session, Document, document_id, "Document not found")
 
 
+async def document_for(
+    session: AsyncSession, principal: Principal, document_id: str, level: Level = Level.READ
+) -> Document:
+    """The document if the caller may see its case (else 404, exactly as for a document that
+    does not exist) with `level` on it (else 403)."""
+    document = await get_document(session, document_id)
+    try:
+        await case_for(session, principal, document.case_id, level)
+    except CaseNotVisible as exc:
+        raise CaseNotVisible(document.case_id, "Document not found") from exc
+    return document
+
+
 async def list_documents(session: AsyncSession, case: Case, query: ListQuery) -> tuple[list[Document], int]:
     return await fetch_page(session, DOCUMENT_LIST, query, conditions=[Document.case_id == case.id])
 
@@ -125,7 +138,8 @@ async def upload_document(
                 f"This kind of file is not accepted ({file_type or 'unrecognised content'})"
             )
         async with runtime.db.transaction(write=True) as writer:
-            await get_case(writer, case_id)  # it may have gone while the body streamed in
+            # It may have gone, or the caller's access with it, while the body streamed in.
+            await case_for(writer, actor, case_id, Level.WRITE)
             await _hold_blob(writer, received.sha256, received.size)
             await runtime.store.put(received.sha256, received.path)
             now = utcnow()

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from casefile.ai.models import AiJob
     from casefile.cases.models import Case
     from casefile.documents.models import Document
+    from casefile.groups.models import Group
     from casefile.users.models import User
 
 EVENT_NAMES: tuple[str, ...] = (
@@ -22,10 +23,15 @@ EVENT_NAMES: tuple[str, ...] = (
     "case.status_changed",
     "case.assigned",
     "case.deleted",
+    "case.access_changed",
     "document.uploaded",
     "document.processed",
     "document.updated",
     "document.deleted",
+    "group.created",
+    "group.updated",
+    "group.members_changed",
+    "group.deleted",
     "user.login",
     "user.logout",
     "user.permissions_changed",
@@ -80,6 +86,21 @@ def case_assigned(case: Case, user_id: str, assigned_by: str | None) -> dict[str
         "user_id": user_id,
         "assigned_by": assigned_by,
         "assigned_to": case.assigned_to,
+    }
+
+
+def case_access_changed(
+    case: Case, before: dict[str, Any], after: dict[str, Any], changed_by: str | None
+) -> dict[str, Any]:
+    return {"case_id": case.id, "from": before, "to": after, "changed_by": changed_by}
+
+
+def group_changed(group: Group, changed_by: str | None) -> dict[str, Any]:
+    return {
+        "group_id": group.id,
+        "name": group.name,
+        "member_ids": group.member_ids,
+        "changed_by": changed_by,
     }
 
 

@@ -11,9 +11,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-from sqlalchemy import ColumnElement, delete, func, insert, select, text
+from sqlalchemy import (
+    ColumnElement,
+    Select,
+    column,
+    delete,
+    func,
+    insert,
+    literal_column,
+    select,
+    table,
+    text,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.cases.models import Case
@@ -121,59 +133,92 @@ def _passage(row: Sequence[object]) -> PassageRow:
     return PassageRow(*row)  # type: ignore[arg-type]
 
 
-async def _passages_where(session: AsyncSession, *conditions: ColumnElement[bool]) -> list[PassageRow]:
+async def _passages_where(
+    session: AsyncSession, visible: ColumnElement[bool], *conditions: ColumnElement[bool]
+) -> list[PassageRow]:
     statement = (
-        select(*_PASSAGE_COLUMNS).join(Document, Document.id == Passage.document_id).where(*conditions)
+        select(*_PASSAGE_COLUMNS)
+        .join(Document, Document.id == Passage.document_id)
+        .join(Case, Case.id == Document.case_id)
+        .where(visible, *conditions)
     )
     return [_passage(row) for row in (await session.execute(statement)).all()]
 
 
-async def passages_by_ids(session: AsyncSession, ids: Sequence[int]) -> dict[int, PassageRow]:
-    """The passages that still exist among `ids`, with their document's title."""
+async def passages_by_ids(
+    session: AsyncSession, ids: Sequence[int], visible: ColumnElement[bool]
+) -> dict[int, PassageRow]:
+    """The passages that still exist among `ids`, of cases the caller may see (`visible`, a
+    condition on `cases`: cases/access.py), with their document's title."""
     if not ids:
         return {}
-    return {row.id: row for row in await _passages_where(session, Passage.id.in_(list(ids)))}
+    return {row.id: row for row in await _passages_where(session, visible, Passage.id.in_(list(ids)))}
 
 
-async def first_passages(session: AsyncSession, document_ids: Sequence[str]) -> dict[str, PassageRow]:
+async def first_passages(
+    session: AsyncSession, document_ids: Sequence[str], visible: ColumnElement[bool]
+) -> dict[str, PassageRow]:
     """Each document's first passage (for hits that matched on the title alone)."""
     if not document_ids:
         return {}
     rows = await _passages_where(
-        session, Passage.document_id.in_(list(document_ids)), Passage.passage_index == 0
+        session, visible, Passage.document_id.in_(list(document_ids)), Passage.passage_index == 0
     )
     return {row.document_id: row for row in rows}
 
 
+async def vanished_passages(session: AsyncSession, ids: Sequence[int]) -> list[int]:
+    """Those of `ids` that no longer exist (a passage of a hidden matter still does)."""
+    if not ids:
+        return []
+    existing = set(await session.scalars(select(Passage.id).where(Passage.id.in_(list(ids)))))
+    return [i for i in ids if i not in existing]
+
+
+_PASSAGES_FTS = table("passages_fts", column("rowid"))
+
+
 async def fulltext_passages(
-    session: AsyncSession, words: list[str], *, limit: int, case_id: str | None = None
+    session: AsyncSession,
+    words: list[str],
+    *,
+    limit: int,
+    visible: ColumnElement[bool],
+    case_id: str | None = None,
 ) -> list[int]:
-    """Ids of passages containing any of `words` (stemmed), best first: BM25 on SQLite,
-    cover density on PostgreSQL; passages with more (and rarer) words rank higher."""
+    """Ids of passages containing any of `words` (stemmed) in cases the caller may see
+    (`visible`), best first: BM25 on SQLite, cover density on PostgreSQL; passages with more (and
+    rarer) words rank higher. The access rule is part of the query, so hidden matters never take
+    the places of visible ones."""
     if not words:
         return []
+    conditions: list[ColumnElement[bool]] = [visible]
+    if case_id is not None:
+        conditions.append(Passage.case_id == case_id)
+    statement: Select[Any]
     if dialect_name(session) == "postgresql":
-        query = " | ".join(words)
-        statement = text(
-            "SELECT id FROM passages, to_tsquery('english', :query) AS q "
-            "WHERE search_vector @@ q AND (CAST(:case_id AS varchar) IS NULL OR case_id = :case_id) "
-            "ORDER BY ts_rank_cd(search_vector, q) DESC, id LIMIT :limit"
+        tsquery = func.to_tsquery("english", " | ".join(words))
+        search_vector: ColumnElement[Any] = literal_column("passages.search_vector")
+        statement = (
+            select(Passage.id)
+            .join(Case, Case.id == Passage.case_id)
+            .where(search_vector.bool_op("@@")(tsquery), *conditions)
+            .order_by(func.ts_rank_cd(search_vector, tsquery).desc(), Passage.id)
         )
     else:
-        query = " OR ".join(f'"{word}"' for word in words)
-        if case_id is None:
-            statement = text(
-                "SELECT rowid FROM passages_fts WHERE passages_fts MATCH :query "
-                "ORDER BY rank, rowid LIMIT :limit"
+        statement = (
+            select(_PASSAGES_FTS.c.rowid)
+            .join(Passage, Passage.id == _PASSAGES_FTS.c.rowid)
+            .join(Case, Case.id == Passage.case_id)
+            .where(
+                text("passages_fts MATCH :fts_query").bindparams(
+                    fts_query=" OR ".join(f'"{word}"' for word in words)
+                ),
+                *conditions,
             )
-        else:
-            statement = text(
-                "SELECT f.rowid FROM passages_fts AS f JOIN passages AS c ON c.id = f.rowid "
-                "WHERE passages_fts MATCH :query AND c.case_id = :case_id "
-                "ORDER BY bm25(passages_fts), f.rowid LIMIT :limit"
-            )
-    params: dict[str, object] = {"query": query, "limit": limit, "case_id": case_id}
-    return [int(r[0]) for r in (await session.execute(statement, params)).all()]
+            .order_by(text("bm25(passages_fts)"), _PASSAGES_FTS.c.rowid)
+        )
+    return [int(r[0]) for r in (await session.execute(statement.limit(limit))).all()]
 
 
 @dataclass(frozen=True)
@@ -184,37 +229,37 @@ class DocumentTitleRow:
 
 
 async def documents_by_title(
-    session: AsyncSession, words: list[str], *, limit: int
+    session: AsyncSession, words: list[str], *, limit: int, visible: ColumnElement[bool]
 ) -> list[DocumentTitleRow]:
-    """Documents whose title contains every word (case-insensitive substring), newest first."""
+    """Documents whose title contains every word (case-insensitive substring), in cases the
+    caller may see (`visible`), newest first."""
     if not words:
         return []
     title = func.lower(Document.title)
     statement = (
         select(Document.id, Document.title, Document.case_id)
-        .where(*(title.contains(word, autoescape=True) for word in words))
+        .join(Case, Case.id == Document.case_id)
+        .where(visible, *(title.contains(word, autoescape=True) for word in words))
         .order_by(Document.uploaded_at.desc(), Document.id.desc())
         .limit(limit)
     )
     return [DocumentTitleRow(*r) for r in (await session.execute(statement)).all()]
 
 
-async def cases_matching(session: AsyncSession, words: list[str], *, limit: int) -> list[Case]:
-    """Cases matching every word as a prefix (the case list's own full-text condition), most
-    recently updated first; the service ranks them."""
+async def cases_matching(
+    session: AsyncSession, words: list[str], *, limit: int, visible: ColumnElement[bool]
+) -> list[Case]:
+    """Cases the caller may see (`visible`) matching every word as a prefix (the case list's own
+    full-text condition), most recently updated first; the service ranks them."""
     if not words:
         return []
     statement = (
         select(Case)
-        .where(search_condition(session, words))
+        .where(search_condition(session, words), visible)
         .order_by(Case.updated_at.desc(), Case.id.desc())
         .limit(limit)
     )
     return list((await session.scalars(statement)).all())
-
-
-async def case_exists(session: AsyncSession, case_id: str) -> bool:
-    return await session.scalar(select(Case.id).where(Case.id == case_id)) is not None
 
 
 @dataclass(frozen=True)

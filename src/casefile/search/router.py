@@ -7,6 +7,7 @@ from fastapi.responses import JSONResponse
 
 from casefile import envelope
 from casefile.auth.dependencies import CurrentPrincipal, SessionDep
+from casefile.cases.access import case_for
 from casefile.cases.dependencies import CasesRead
 from casefile.documents.dependencies import DocumentsRead
 from casefile.envelope import Envelope, PageEnvelope
@@ -36,9 +37,10 @@ async def search(
 
 @router.post("/cases/{case_id}/ask", response_model=Envelope[AskOut])
 async def ask(
-    case_id: str, body: AskRequest, _: CasesRead, __: DocumentsRead, session: SessionDep
+    case_id: str, body: AskRequest, principal: CasesRead, _: DocumentsRead, session: SessionDep
 ) -> JSONResponse:
     """Answer a question from the case's documents only: the best-supporting sentences verbatim,
     each cited (document, page, character offsets in the page's text), and the passages they
     come from. `grounded` is false, with no answer, when nothing in the documents supports one."""
-    return envelope.ok(await service.ask(session, case_id, body.question))
+    case = await case_for(session, principal, case_id)
+    return envelope.ok(await service.ask(session, case, body.question))

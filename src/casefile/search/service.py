@@ -28,11 +28,13 @@ from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
+from sqlalchemy import ColumnElement
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.auth.permissions import Permission, Principal
+from casefile.cases.access import visible_to
 from casefile.cases.models import Case
-from casefile.errors import NotFound, ValidationFailed, permission_missing
+from casefile.errors import ValidationFailed, permission_missing
 from casefile.listing import MAX_SEARCH_WORDS
 from casefile.nlp.sentences import Span, split_sentences
 from casefile.nlp.types import Page
@@ -162,12 +164,13 @@ async def search(
     if not q:
         raise ValidationFailed.on("q", "Enter something to search for")
     words = query_words(q)
+    visible = visible_to(principal)  # every query below leaves out the matters hidden from the caller
     case_hits: list[_CaseHit] = []
     if want_cases:
-        case_hits = await _rank_cases(session, words)
+        case_hits = await _rank_cases(session, words, visible)
     document_hits: list[_DocumentHit] = []
     if want_documents:
-        document_hits = await _rank_documents(session, q, words)
+        document_hits = await _rank_documents(session, q, words, visible)
 
     ranked: list[tuple[float, int, str, _CaseHit | _DocumentHit]] = [
         (hit.score, 0, hit.case.id, hit) for hit in case_hits
@@ -177,7 +180,7 @@ async def search(
     chosen = [item[3] for item in ranked[(page - 1) * limit : page * limit]]
 
     title_only = [h.id for h in chosen if isinstance(h, _DocumentHit) and h.passage is None]
-    first = await repository.first_passages(session, title_only)
+    first = await repository.first_passages(session, title_only, visible)
     items: list[dict[str, Any]] = []
     for hit in chosen:
         if isinstance(hit, _CaseHit):
@@ -218,24 +221,32 @@ async def search(
     return SearchPage(items, len(ranked))
 
 
-async def _rank_cases(session: AsyncSession, words: list[str]) -> list[_CaseHit]:
-    cases = await repository.cases_matching(session, words, limit=CASE_CANDIDATES)
+async def _rank_cases(
+    session: AsyncSession, words: list[str], visible: ColumnElement[bool]
+) -> list[_CaseHit]:
+    cases = await repository.cases_matching(session, words, limit=CASE_CANDIDATES, visible=visible)
     # Stable sort: equally relevant cases stay most recently updated first.
     cases.sort(key=lambda c: -_case_relevance(c, words))
     return [_CaseHit(case, _rrf(rank)) for rank, case in enumerate(cases, start=1)]
 
 
-async def _rank_documents(session: AsyncSession, q: str, words: list[str]) -> list[_DocumentHit]:
-    text_ids = await repository.fulltext_passages(session, words, limit=TEXT_CANDIDATES)
+async def _rank_documents(
+    session: AsyncSession, q: str, words: list[str], visible: ColumnElement[bool]
+) -> list[_DocumentHit]:
+    text_ids = await repository.fulltext_passages(session, words, limit=TEXT_CANDIDATES, visible=visible)
     index = index_for(session)
     await index.catch_up(session)
     query = (await embed([q]))[0]
     matches = await asyncio.to_thread(
         index.search, query, k=SEMANTIC_CANDIDATES, min_similarity=SEMANTIC_MIN_SIMILARITY
     )
-    rows = await repository.passages_by_ids(session, list({*text_ids, *(m.passage_id for m in matches)}))
-    stale = [m.passage_id for m in matches if m.passage_id not in rows]
-    index.discard(stale)  # rows deleted since the index last looked
+    # The vector index holds every matter's passages: the query that loads the candidates applies
+    # the access rule, so a hidden matter's passage is dropped here, before any score or count.
+    rows = await repository.passages_by_ids(
+        session, list({*text_ids, *(m.passage_id for m in matches)}), visible
+    )
+    not_loaded = [m.passage_id for m in matches if m.passage_id not in rows]
+    index.discard(await repository.vanished_passages(session, not_loaded))  # deleted since the index looked
 
     passage_scores: dict[int, float] = {}
     matched: dict[int, set[str]] = {}
@@ -268,7 +279,7 @@ async def _rank_documents(session: AsyncSession, q: str, words: list[str]) -> li
             hit.passage, hit.passage_score = passage, score
     for hit in documents.values():
         hit.score = hit.passage_score
-    titled = await repository.documents_by_title(session, words, limit=TITLE_CANDIDATES)
+    titled = await repository.documents_by_title(session, words, limit=TITLE_CANDIDATES, visible=visible)
     for rank, document in enumerate(titled, start=1):
         hit = documents.setdefault(document.id, _DocumentHit(document.id, document.title, document.case_id))
         hit.score = max(hit.score, 0.0) + _rrf(rank)
@@ -298,16 +309,18 @@ def _not_grounded(question: str, message: str) -> dict[str, Any]:
     }
 
 
-async def ask(session: AsyncSession, case_id: str, question: str) -> dict[str, Any]:
-    if not await repository.case_exists(session, case_id):
-        raise NotFound("The case does not exist")
+async def ask(session: AsyncSession, case: Case, question: str) -> dict[str, Any]:
+    """Answer from the passages of `case`, which the caller was checked to see."""
+    case_id = case.id
     found = await repository.case_passages(session, case_id)
     if not found.passages:
         return _not_grounded(question, NOTHING_PROCESSED)
     words = query_words(question)
     query = (await embed([question]))[0]
     similarities = await asyncio.to_thread(lambda: found.vectors @ query)
-    text_ids = await repository.fulltext_passages(session, words, limit=ASK_TEXT_CANDIDATES, case_id=case_id)
+    text_ids = await repository.fulltext_passages(
+        session, words, limit=ASK_TEXT_CANDIDATES, visible=Case.id == case_id, case_id=case_id
+    )
 
     position = {p.id: i for i, p in enumerate(found.passages)}
     scores: dict[int, float] = {}
