@@ -178,3 +178,17 @@ async def test_a_late_outcome_after_a_takeover_changes_nothing_of_the_delivery(
     # And the take-over's own outcome is recorded when it comes.
     await record_batch(runtime, [(takeover, outcome(200))])
     assert await state(db_session, first.delivery_id) == ("succeeded", 2, takeover.lease_token, False, 200)
+
+
+async def test_a_late_success_cannot_revive_a_delivery_declared_dead(
+    db_session: AsyncSession, runtime: Any
+) -> None:
+    # The only attempt's worker is presumed dead once its lease runs out: with no attempt left
+    # the delivery is declared dead, and that ends the lost claim's lease like a take-over would.
+    await due_deliveries(db_session, runtime, 1, max_attempts=1)
+    [lost] = await claim_due(db_session, runtime, limit=5)
+    await expire_lease(db_session, lost.delivery_id)
+    assert await claim_due(db_session, runtime, limit=5) == []
+    assert await state(db_session, lost.delivery_id) == ("dead", 1, lost.lease_token + 1, False, None)
+    await record_batch(runtime, [(lost, outcome(200))])
+    assert (await state(db_session, lost.delivery_id))[0] == "dead"

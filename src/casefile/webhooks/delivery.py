@@ -159,6 +159,8 @@ async def claim_due(
         await _close_lost_attempts(session, lost, now)
     for delivery in expired:
         delivery.status, delivery.lease_expires_at, delivery.updated_at = "dead", None, now
+        # Ends the lost claim's lease as a take-over would: its late outcome is fenced off.
+        delivery.lease_token += 1
     # A webhook's secrets are decrypted once per claim, not once per delivery (a Fernet
     # decryption each).
     secrets_of: dict[str, tuple[str, ...]] = {}
