@@ -82,6 +82,9 @@ class Settings(BaseSettings):
         default=True, description="Process uploaded documents (the default of `ai.enabled` in /admin/config)"
     )
     ai_workers: int = Field(default=1, ge=1, le=32, description="Processes for AI work, each using one core")
+    ai_memory_limit_mb: int = Field(
+        default=2048, ge=512, le=1_048_576, description="Address space an AI process may use (RLIMIT_AS)"
+    )
     ai_job_timeout_seconds: float = Field(default=600, gt=0, le=86_400, description="Longest one job may run")
 
     default_case_access: Literal["firm", "restricted"] = Field(

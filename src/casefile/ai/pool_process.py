@@ -20,12 +20,26 @@ PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 PARENT_CHECK_SECONDS = 1.0
 
 
-def initialize(parent_pid: int) -> None:
-    """The pool's initializer: end with `parent_pid`, then load the models."""
+def initialize(parent_pid: int, memory_limit_bytes: int | None = None) -> None:
+    """The pool's initializer: end with `parent_pid`, load the models, then cap the process's
+    memory (address space) at `memory_limit_bytes`."""
     end_with_parent(parent_pid)
     from casefile.ai.processing import warm_up
 
     warm_up()
+    if memory_limit_bytes is not None:
+        limit_memory(memory_limit_bytes)
+
+
+def limit_memory(limit_bytes: int) -> None:
+    """A document that makes a parser or OCR (a child process, which inherits the limit) ask for
+    more than this gets MemoryError, or the process dies and is replaced (ai/worker.py): the job
+    fails, the server and its other jobs do not. Linux and other Unixes (`RLIMIT_AS`)."""
+    try:
+        import resource
+    except ImportError:  # Windows: no such limit
+        return
+    resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
 
 
 def end_with_parent(parent_pid: int) -> None:

@@ -251,7 +251,7 @@ class AiWorker:
             max_workers=1,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=pool_process.initialize,
-            initargs=(os.getpid(),),
+            initargs=(os.getpid(), self.runtime.settings.ai_memory_limit_mb * 1024 * 1024),
         )
         self._executors.add(executor)
         try:
