@@ -101,6 +101,7 @@ async def claim(session: AsyncSession, runtime: Runtime, *, limit: int) -> list[
         # the job could at most have finished.
         settings = runtime.settings
         terms = job.take_lease(now, settings.ai_job_timeout_seconds + settings.worker_lease_margin_seconds)
+        job.started_at = job.started_at or now
         job.updated_at = now
         claims.append(
             JobClaim(**terms, job_id=job.id, kind=job.kind, case_id=job.case_id, document_id=job.document_id)

@@ -1,16 +1,20 @@
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
+
+from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
 from casefile import envelope
 from casefile.ai import service
 from casefile.ai.models import AiJob
-from casefile.ai.schemas import JobOut
+from casefile.ai.schemas import JobOut, JobStatusOut
 from casefile.auth.dependencies import RuntimeDep, SessionDep
+from casefile.cases.access import case_for
 from casefile.cases.dependencies import CasesWrite, CaseToWrite
 from casefile.documents.dependencies import DocumentsRead, DocumentsWrite, DocumentToWrite
-from casefile.envelope import Envelope
+from casefile.envelope import Envelope, PageEnvelope
+from casefile.listing import ListQuery, list_query
 
 router = APIRouter(tags=["ai"])
 
@@ -37,3 +41,22 @@ async def summarize_case(
     `read:documents` too, as the summary quotes them. The summary appears as the case's `ai`;
     `ai.processing_*` events carry the `case_id`."""
     return _accepted(await service.summarize_case(session, runtime, principal, case))
+
+
+JobListQuery = Annotated[ListQuery, Depends(list_query(service.JOB_LIST))]
+
+
+@router.get("/jobs/{job_id}", response_model=Envelope[JobStatusOut])
+async def get_job(job_id: str, principal: DocumentsRead, session: SessionDep) -> JSONResponse:
+    """An AI job as it stands: status, attempts, when it started and finished, its last error."""
+    return envelope.ok(JobStatusOut.dump(await service.job_for(session, principal, job_id)))
+
+
+@router.get("/cases/{case_id}/jobs", response_model=PageEnvelope[JobStatusOut])
+async def list_case_jobs(
+    case_id: str, principal: DocumentsRead, session: SessionDep, query: JobListQuery
+) -> JSONResponse:
+    """The case's AI jobs (its documents' and its summaries'), newest first; filters `status`,
+    `kind`, `document_id`."""
+    case = await case_for(session, principal, case_id)
+    return envelope.listed(await service.list_jobs(session, case, query), query, JobStatusOut.dump)

@@ -15,3 +15,18 @@ class JobOut(OutModel):
     document_id: str | None
     status: str
     queued_at: Timestamp = Field(validation_alias="created_at")
+
+
+class JobStatusOut(OutModel):
+    """A job as it stands (docs/api-conventions.md#ai)."""
+
+    id: str
+    kind: str
+    status: str
+    case_id: str
+    document_id: str | None
+    attempts: int = Field(validation_alias="attempts_made")
+    created_at: Timestamp
+    started_at: Timestamp | None
+    finished_at: Timestamp | None
+    error: str | None = Field(validation_alias="last_error")

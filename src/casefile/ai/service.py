@@ -1,16 +1,20 @@
-"""Requests for AI work through the API: re-process a document, summarize a case."""
+"""Requests for AI work through the API: re-process a document, summarize a case, follow jobs."""
 
 from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.ai import jobs
-from casefile.ai.models import AiJob
+from casefile.ai.models import JOB_KINDS, JOB_STATUSES, AiJob
+from casefile.ai.schemas import JobStatusOut
 from casefile.auth.permissions import Principal
+from casefile.cases.access import CaseNotVisible, case_for
 from casefile.cases.models import Case
 from casefile.config.service import load as load_config
+from casefile.db import get_or_404
 from casefile.documents.models import Document
 from casefile.errors import Conflict
+from casefile.listing import ListQuery, ListSpec, fetch_page
 from casefile.runtime import Runtime
 
 
@@ -43,3 +47,28 @@ async def summarize_case(session: AsyncSession, runtime: Runtime, actor: Princip
     return await jobs.enqueue(
         session, runtime, kind="case", case_id=case.id, document_id=None, requested_by=actor.actor_id
     )
+
+
+JOB_LIST = ListSpec(
+    model=AiJob,
+    sortable={"created_at": AiJob.created_at, "finished_at": AiJob.finished_at},
+    default_sort="created_at",
+    tiebreak=AiJob.id,
+    output_fields=frozenset(JobStatusOut.model_fields),
+    filters={"status": AiJob.status, "kind": AiJob.kind, "document_id": AiJob.document_id},
+    filter_choices={"status": JOB_STATUSES, "kind": JOB_KINDS},
+)
+
+
+async def job_for(session: AsyncSession, principal: Principal, job_id: str) -> AiJob:
+    """The job if the caller may see its case (else 404, as for a job that does not exist)."""
+    job = await get_or_404(session, AiJob, job_id, "Job not found")
+    try:
+        await case_for(session, principal, job.case_id)
+    except CaseNotVisible as exc:
+        raise CaseNotVisible(job.case_id, "Job not found") from exc
+    return job
+
+
+async def list_jobs(session: AsyncSession, case: Case, query: ListQuery) -> tuple[list[AiJob], int]:
+    return await fetch_page(session, JOB_LIST, query, conditions=[AiJob.case_id == case.id])

@@ -1,4 +1,5 @@
-"""Matter access: cases.access, case grants and walls, groups, API keys limited to cases
+"""Matter access: cases.access, case grants and walls, groups, API keys limited to cases;
+ai_jobs.started_at
 
 Revision ID: 0009
 Revises: 0008
@@ -24,6 +25,8 @@ depends_on: str | Sequence[str] | None = None
 def upgrade() -> None:
     op.add_column("cases", sa.Column("access", sa.String(length=20), nullable=False, server_default="firm"))
     op.add_column("api_keys", sa.Column("case_ids", sa.JSON(), nullable=True))
+    # When a job's first attempt started (GET /jobs/{id}); unknown for jobs from before.
+    op.add_column("ai_jobs", sa.Column("started_at", UTCDateTime(), nullable=True))
     op.create_table(
         "groups",
         sa.Column("id", sa.String(length=40), nullable=False),
@@ -83,5 +86,6 @@ def downgrade() -> None:
     op.drop_table("group_members")
     op.drop_index("uq_groups_name_lower", table_name="groups")
     op.drop_table("groups")
+    op.drop_column("ai_jobs", "started_at")
     op.drop_column("api_keys", "case_ids")
     op.drop_column("cases", "access")
