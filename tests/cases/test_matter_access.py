@@ -383,3 +383,18 @@ def test_groups_are_managed_by_administrators(search_api: Api, world: World) -> 
     ok(admin.delete(f"/admin/groups/{group['id']}"))
     api_error(admin.get(f"/admin/groups/{group['id']}"), 404, "NOT_FOUND")
     assert search_api.events("group.members_changed", group_id=group["id"])
+
+
+def test_a_deleted_user_leaves_no_grant_or_wall_behind(search_api: Api, world: World) -> None:
+    admin = world.clients["admin"]
+    leaving, _ = search_api.make_user("paralegal")
+    case = new_case(admin, title=unique("leaving "))
+    subject = {"subject_type": "user", "subject_id": leaving["id"]}
+    ok(
+        admin.put(
+            f"/cases/{case['id']}/access",
+            json={"access": "restricted", "grants": [{**subject, "level": "read"}], "walls": []},
+        )
+    )
+    ok(admin.delete(f"/users/{leaving['id']}"))
+    assert ok(admin.get(f"/cases/{case['id']}/access"))["grants"] == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, func, or_, select
+from sqlalchemy import ColumnElement, and_, column, delete, func, or_, select, table
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -124,6 +124,13 @@ async def update_user(
     return user
 
 
+# A case's grants and walls name a user or a group, so no foreign key removes them with the user:
+# these tables as this lower layer sees them (the rules live in cases/access.py).
+_CASE_ACCESS_TABLES = [
+    table(name, column("subject_type"), column("subject_id")) for name in ("case_grants", "case_walls")
+]
+
+
 async def delete_user(session: AsyncSession, actor: Principal, user: User) -> None:
     if user.role == "admin":
         _require_admin_token(actor, "Deleting an administrator")
@@ -131,6 +138,12 @@ async def delete_user(session: AsyncSession, actor: Principal, user: User) -> No
         raise Conflict("You cannot delete yourself")
     if user.role == "admin" and user.active and await _active_admins(session) <= 1:
         raise Conflict("The last active administrator cannot be deleted")
+    for access_table in _CASE_ACCESS_TABLES:
+        await session.execute(
+            delete(access_table).where(
+                access_table.c.subject_type == "user", access_table.c.subject_id == user.id
+            )
+        )
     await session.delete(user)
     await session.flush()
 
