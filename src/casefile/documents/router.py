@@ -7,6 +7,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from casefile import envelope
+from casefile.audit import service as audit
 from casefile.auth.dependencies import RuntimeDep, SessionDep
 from casefile.auth.visibility import IdOnlyOut
 from casefile.cases.dependencies import CaseInPath
@@ -85,7 +86,16 @@ async def upload_document(
 
 
 @router.get("/documents/{document_id}", response_model=Envelope[DocumentOut])
-async def get_document(_: DocumentsRead, fields: DocumentFields, document: DocumentInPath) -> JSONResponse:
+async def get_document(
+    _: DocumentsRead, fields: DocumentFields, document: DocumentInPath, runtime: RuntimeDep
+) -> JSONResponse:
+    await audit.record_apart(
+        runtime.db,
+        "document.read",
+        resource_type="document",
+        resource_id=document.id,
+        case_id=document.case_id,
+    )
     return envelope.ok(project(DocumentOut.dump(document), fields))
 
 
@@ -121,6 +131,14 @@ async def download_document(
     headers["Content-Length"] = str(length)
     if request.method == "HEAD":  # the same status and headers, and no read of the content
         return Response(status_code=status, media_type=document.file_type, headers=headers)
+    await audit.record_apart(
+        runtime.db,
+        "document.download",
+        resource_type="document",
+        resource_id=document.id,
+        case_id=document.case_id,
+        details={"range": headers.get("Content-Range")},
+    )
     return StreamingResponse(
         runtime.store.read(document.sha256, start, length),
         status_code=status,

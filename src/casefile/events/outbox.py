@@ -1,7 +1,8 @@
 """`emit`: the one way to record an event. In the caller's transaction it adds the event row and
 one delivery row per active webhook subscribed to it (the transactional outbox), so the event and
 its deliveries commit together with the change that caused them, or not at all. After the commit,
-the delivery worker is woken."""
+the delivery worker is woken. Every event is also the audit trail's record of the change
+(`audit.service.record_event`), in the same transaction."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile.audit.service import record_event
 from casefile.clock import utcnow
 from casefile.db import after_commit, transaction_state
 from casefile.events.catalogue import EVENT_NAMES, subscribes
@@ -24,6 +26,7 @@ async def emit(session: AsyncSession, name: str, data: dict[str, Any]) -> Event:
     event = Event(name=name, data=data, occurred_at=utcnow())
     session.add(event)
     await session.flush()
+    record_event(session, name, data, event.id)
     webhooks = await session.scalars(select(Webhook).where(Webhook.active.is_(True)))
     subscribed = [w for w in webhooks if subscribes(w.events, name)]
     for webhook in subscribed:
