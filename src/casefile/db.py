@@ -125,16 +125,19 @@ def before_commit(session: AsyncSession, action: BeforeCommit) -> None:
 async def finish(session: AsyncSession, *, commit: bool) -> None:
     """End the session's transaction: run the before-commit actions and commit, then run the
     after-commit actions; or roll back."""
+    if commit:
+        try:
+            # While the state still exists: an action reads it (the audit entries to append).
+            for before in transaction_state(session).get("before_commit", []):
+                await before(session)
+        except BaseException:
+            session.info.pop(_TRANSACTION_STATE, None)
+            await session.rollback()
+            raise
     state: dict[str, Any] = session.info.pop(_TRANSACTION_STATE, {})
     if not commit:
         await session.rollback()
         return
-    try:
-        for before in state.get("before_commit", []):
-            await before(session)
-    except BaseException:
-        await session.rollback()
-        raise
     await session.commit()
     for action in state.get("after_commit", []):
         try:
