@@ -4,6 +4,7 @@ the database, and that concurrent writers never fork the chain (SQLite and Postg
 from __future__ import annotations
 
 import asyncio
+import itertools
 from typing import Any
 
 from casefile.audit.chain import GENESIS_HASH, canonical_json, entry_hash
@@ -43,7 +44,7 @@ def test_an_untouched_chain_verifies(trail_settings: Settings) -> None:
     rows = entries(trail_settings)
     assert [r.seq for r in rows] == [1, 2, 3, 4, 5]
     assert rows[0].prev_hash == GENESIS_HASH
-    assert all(later.prev_hash == earlier.hash for earlier, later in zip(rows, rows[1:], strict=False))
+    assert all(later.prev_hash == earlier.hash for earlier, later in itertools.pairwise(rows))
     result = asyncio.run(_verify(trail_settings))
     assert result.broken is None and result.checked == 5
 
@@ -183,7 +184,7 @@ def test_concurrent_writers_never_fork_the_chain(trail_settings: Settings) -> No
     rows = run_sql(trail_settings, "SELECT seq, prev_hash, hash, request_id FROM audit_entries ORDER BY seq")
     assert [r.seq for r in rows] == list(range(1, total + 1))
     assert len({r.prev_hash for r in rows}) == total  # no two entries extend the same one
-    for earlier, later in zip(rows, rows[1:], strict=False):
+    for earlier, later in itertools.pairwise(rows):
         assert later.prev_hash == earlier.hash
     for first, second in zip(rows[::2], rows[1::2], strict=True):
         assert first.request_id == second.request_id  # a transaction's entries are not split

@@ -3,6 +3,7 @@ request id), and the two ways to read it, `GET /admin/audit` and `GET /cases/{id
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -123,7 +124,7 @@ def test_entries_are_chained_and_their_hash_can_be_recomputed(api: Api, admin: h
     new_case(admin)
     entries = trail(admin, limit=20)
     assert [e["seq"] for e in entries] == sorted((e["seq"] for e in entries), reverse=True)
-    for newer, older in zip(entries, entries[1:], strict=False):
+    for newer, older in itertools.pairwise(entries):
         if newer["seq"] == older["seq"] + 1:
             assert newer["prev_hash"] == older["hash"]
     for entry in entries:
