@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from sqlalchemy import inspect
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.audit import repository
@@ -165,6 +166,12 @@ def record_event(session: AsyncSession, name: str, data: Mapping[str, Any], even
         details={"event_id": event_id, "data": dict(data)},
         actor=actor,
     )
+
+
+async def trail_exists(session: AsyncSession) -> bool:
+    """Whether the database has the audit trail's tables (a database an older casefile migrated
+    does not, until it is migrated)."""
+    return await session.run_sync(lambda sync: inspect(sync.connection()).has_table("audit_chain_head"))
 
 
 # --- reading -------------------------------------------------------------------------------------

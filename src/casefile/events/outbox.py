@@ -20,13 +20,16 @@ from casefile.webhooks.models import Delivery, Webhook
 from casefile.worker.wakeup import Wakeup, notify_in_transaction
 
 
-async def emit(session: AsyncSession, name: str, data: dict[str, Any]) -> Event:
+async def emit(session: AsyncSession, name: str, data: dict[str, Any], *, audited: bool = True) -> Event:
+    """Record event `name` with payload `data` (and its audit entry, unless `audited` is False:
+    only for a database whose schema predates the audit trail, see `backup.create`)."""
     if name not in EVENT_NAMES:
         raise ValueError(f"unknown event {name!r}")  # a programming error, never user input
     event = Event(name=name, data=data, occurred_at=utcnow())
     session.add(event)
     await session.flush()
-    record_event(session, name, data, event.id)
+    if audited:
+        record_event(session, name, data, event.id)
     webhooks = await session.scalars(select(Webhook).where(Webhook.active.is_(True)))
     subscribed = [w for w in webhooks if subscribes(w.events, name)]
     for webhook in subscribed:
