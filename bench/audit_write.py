@@ -4,12 +4,13 @@ Two measurements per database, each over `--writes` entries (after a warm-up of 
 time, on a fresh migrated database:
 
 * `apart`: `audit.service.record_apart`, a short write transaction of its own holding just the
-  entry, as every read (`case.read`, `document.download`, `search.query`) and every refusal
-  records. This is the whole extra cost a read request pays.
-* `in_tx`: the extra cost inside a change's own transaction. A transaction that updates one row
-  (the system-configuration row, standing in for any change) is timed without and with one
-  `record(...)`; the difference of the medians is what the entry adds (the head's lock, one
-  INSERT, one UPDATE of the head, the SHA-256).
+  entry: what a refused request (404/403 on a case) pays on both databases, and what a read
+  (`case.read`, `document.download`, `search.query`) pays on SQLite, whose reads cannot write.
+* `in_tx`: the extra cost inside a transaction that writes anyway: every change on both
+  databases, and every read on PostgreSQL (recorded in the request's own transaction there). A
+  transaction that updates one row (the system-configuration row, standing in for any change) is
+  timed without and with one `record(...)`; the difference of the medians is what the entry adds
+  (the head's lock, one INSERT, one UPDATE of the head, the SHA-256).
 
 Run from the project root:
     python bench/audit_write.py [--writes 300] [--postgres postgresql://postgres@127.0.0.1:5432/postgres]

@@ -6,9 +6,9 @@ session's transaction: it is appended to the chain just before that transaction 
 together. Who and where come from the request's context (`casefile.request_context`); outside a
 request the actor is the system.
 
-What a request reads, or was refused, is recorded with `record_apart`, in a short transaction of
-its own: a read's transaction does not write (SQLite reads on a second engine), and a refused
-request's transaction rolls back.
+What a request reads is recorded with `record_read`, and what was refused with `record_apart`, in
+a short transaction of its own: a read's transaction does not write on SQLite (reads run on a
+second engine), and a refused request's transaction rolls back.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from casefile.audit.chain import ChainBreak, ChainChecker, entry_fields, entry_h
 from casefile.audit.models import AuditEntry
 from casefile.audit.repository import AuditFilters
 from casefile.clock import new_id, utcnow
-from casefile.db import Database, before_commit, transaction_state
+from casefile.db import Database, before_commit, dialect_name, transaction_state
 from casefile.listing import CursorQuery
 from casefile.request_context import ActorType, current_context
 
@@ -144,6 +144,36 @@ async def record_apart(
             details=details,
             actor=actor,
         )
+
+
+async def record_read(
+    session: AsyncSession,
+    db: Database,
+    action: str,
+    *,
+    resource_type: str | None = None,
+    resource_id: str | None = None,
+    case_id: str | None = None,
+    details: Mapping[str, Any] | None = None,
+) -> None:
+    """Record what a read request (`session` is its transaction) read. SQLite: in a short write
+    transaction of its own, reads running on a second engine whose transactions must not write.
+    PostgreSQL: in the request's own transaction, which may write there; the entry is chained as
+    its last step, and the request needs no second connection (a second one per read could
+    exhaust the pool under load, every request holding one and waiting for another)."""
+    if dialect_name(session) == "postgresql":
+        record(
+            session,
+            action,
+            resource_type=resource_type,
+            resource_id=resource_id,
+            case_id=case_id,
+            details=details,
+        )
+        return
+    await record_apart(
+        db, action, resource_type=resource_type, resource_id=resource_id, case_id=case_id, details=details
+    )
 
 
 def record_event(session: AsyncSession, name: str, data: Mapping[str, Any], event_id: str) -> None:

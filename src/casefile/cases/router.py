@@ -34,8 +34,11 @@ async def list_cases(
 ) -> JSONResponse:
     """List cases: paginated, sortable, filterable, with full-text `search`."""
     if query.search_words is not None:
-        await audit.record_apart(
-            runtime.db, "search.query", details={"in": "cases", "words": query.search_words, **query.filters}
+        await audit.record_read(
+            session,
+            runtime.db,
+            "search.query",
+            details={"in": "cases", "words": query.search_words, **query.filters},
         )
     return envelope.listed(
         await service.list_cases(session, query), query, lambda case: CaseOut.dump_for(case, principal)
@@ -50,10 +53,10 @@ async def create_case(body: CaseCreate, principal: CasesWrite, session: SessionD
 
 @router.get("/{case_id}", response_model=Envelope[CaseOut])
 async def get_case(
-    principal: CasesRead, fields: CaseFields, case: CaseInPath, runtime: RuntimeDep
+    principal: CasesRead, fields: CaseFields, case: CaseInPath, session: SessionDep, runtime: RuntimeDep
 ) -> JSONResponse:
-    await audit.record_apart(
-        runtime.db, "case.read", resource_type="case", resource_id=case.id, case_id=case.id
+    await audit.record_read(
+        session, runtime.db, "case.read", resource_type="case", resource_id=case.id, case_id=case.id
     )
     return envelope.ok(project(CaseOut.dump_for(case, principal), fields))
 

@@ -87,9 +87,14 @@ async def upload_document(
 
 @router.get("/documents/{document_id}", response_model=Envelope[DocumentOut])
 async def get_document(
-    _: DocumentsRead, fields: DocumentFields, document: DocumentInPath, runtime: RuntimeDep
+    _: DocumentsRead,
+    fields: DocumentFields,
+    document: DocumentInPath,
+    session: SessionDep,
+    runtime: RuntimeDep,
 ) -> JSONResponse:
-    await audit.record_apart(
+    await audit.record_read(
+        session,
         runtime.db,
         "document.read",
         resource_type="document",
@@ -107,7 +112,7 @@ _CONTENT_RESPONSES: dict[int | str, dict[str, Any]] = {
 @router.get("/documents/{document_id}/content", responses=_CONTENT_RESPONSES)
 @router.head("/documents/{document_id}/content", responses=_CONTENT_RESPONSES)
 async def download_document(
-    request: Request, _: DocumentsRead, document: DocumentInPath, runtime: RuntimeDep
+    request: Request, _: DocumentsRead, document: DocumentInPath, session: SessionDep, runtime: RuntimeDep
 ) -> Response:
     """The document's bytes, with its detected type, an ETag (the SHA-256), `If-None-Match` (304)
     and single `Range` requests (206). `HEAD` answers the same, headers only (the same checks)."""
@@ -131,7 +136,8 @@ async def download_document(
     headers["Content-Length"] = str(length)
     if request.method == "HEAD":  # the same status and headers, and no read of the content
         return Response(status_code=status, media_type=document.file_type, headers=headers)
-    await audit.record_apart(
+    await audit.record_read(
+        session,
         runtime.db,
         "document.download",
         resource_type="document",

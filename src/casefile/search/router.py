@@ -33,7 +33,8 @@ async def search(
     full text and by meaning, and their titles), best first. Case hits need `read:cases`,
     document hits `read:documents`."""
     found = await service.search(session, principal, q, kind=kind, page=page, limit=limit)
-    await audit.record_apart(
+    await audit.record_read(
+        session,
         runtime.db,
         "search.query",
         details={"in": "search", "q": q, "kind": kind, "page": page, "total": found.total},
