@@ -174,3 +174,44 @@ def test_a_cases_trail_holds_only_that_case(api: Api, admin: httpx.Client) -> No
     assert [e["action"] for e in entries] == ["case.created"] and entries[0]["case_id"] == case["id"]
     assert response.json()["meta"]["pagination"]["next_cursor"] is None
     assert ok(admin.get(f"/cases/{case['id']}/audit", params={"action": "case.read"})) == []
+
+
+def test_changes_without_events_are_recorded_without_their_secrets(api: Api, admin: httpx.Client) -> None:
+    admin_id = me(admin)
+    secret = "whsec-" + unique("s") * 3
+    hook = ok(
+        admin.post(
+            "/admin/webhooks",
+            json={
+                "name": unique("hook"),
+                "url": "http://127.0.0.1:9/hook",
+                "events": ["case.created"],
+                "secret": secret,
+            },
+        ),
+        201,
+    )
+    ok(admin.delete(f"/admin/webhooks/{hook['id']}"))
+    key = api.make_key(["read:cases"])
+    ok(admin.delete(f"/admin/api-keys/{key['id']}"))
+    user, _ = api.make_user("viewer")
+    ok(admin.patch(f"/users/{user['id']}", json={"name": "Renamed"}))
+    ok(admin.delete(f"/users/{user['id']}"))
+    ok(admin.patch("/admin/config", json={"uploads": {"max_size_bytes": 123456}}))
+    ok(admin.patch("/admin/config", json={"uploads": {"max_size_bytes": None}}))
+    entries = trail(admin, actor_id=admin_id)
+    expected = {
+        "webhook.created": hook["id"],
+        "webhook.deleted": hook["id"],
+        "api_key.created": key["id"],
+        "api_key.revoked": key["id"],
+        "user.created": user["id"],
+        "user.updated": user["id"],
+        "user.deleted": user["id"],
+    }
+    for action, resource_id in expected.items():
+        assert any(e["action"] == action and e["resource_id"] == resource_id for e in entries), action
+    configured = [e for e in entries if e["action"] == "config.updated"]
+    assert configured[1]["details"]["changes"] == {"uploads": {"max_size_bytes": 123456}}
+    recorded = str([e for e in entries if e["resource_id"] in (hook["id"], key["id"])])
+    assert secret not in recorded and key["key"] not in recorded
