@@ -18,7 +18,7 @@ from alembic import op
 import casefile.db
 
 revision: str = "0010"
-down_revision: str | None = "0008"  # TEMP-LOCAL: 0009
+down_revision: str | None = "0009"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
