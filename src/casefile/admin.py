@@ -8,6 +8,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Request
 
 from casefile.api_keys.router import router as api_keys_router
+from casefile.audit.router import router as audit_router
 from casefile.auth.dependencies import require_admin
 from casefile.config.router import router as config_router
 from casefile.groups.router import router as groups_router
@@ -19,7 +20,7 @@ from casefile.webhooks.router import router as webhooks_router
 def build_admin_router() -> APIRouter:
     router = APIRouter(prefix="/admin", dependencies=[Depends(require_admin)])
     # The query-string check runs after the administrator check: others learn nothing here.
-    for domain_router in (api_keys_router, webhooks_router, config_router, groups_router):
+    for domain_router in (api_keys_router, webhooks_router, config_router, groups_router, audit_router):
         router.include_router(domain_router, dependencies=[QueryCheck])
 
     # Last, so that it only takes what no admin route took: an unknown path, or a wrong method

@@ -14,11 +14,14 @@ from sqlalchemy import text
 from casefile import __version__, envelope, error_handlers
 from casefile.admin import build_admin_router
 from casefile.ai.router import router as ai_router
+from casefile.audit import denials
 from casefile.auth.router import router as auth_router
 from casefile.background import run_background_workers
+from casefile.cases.access import CaseNotVisible
 from casefile.cases.router import router as cases_router
 from casefile.documents.router import router as documents_router
 from casefile.documents.service import collect_orphaned_content
+from casefile.errors import Forbidden
 from casefile.input_rules import refuse_nul_in_parameters
 from casefile.middleware import BodyLimitMiddleware, RequestIdMiddleware, TransportSecurityMiddleware
 from casefile.query_parameters import QueryCheck
@@ -70,6 +73,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     error_handlers.install(app)
+    # Refusals that concern a case leave a `denied` entry in the audit trail, then answer as usual.
+    app.add_exception_handler(CaseNotVisible, denials.on_case_not_visible)
+    app.add_exception_handler(Forbidden, denials.on_forbidden)
     # Added last = outermost: the request id is set before anything else runs.
     app.add_middleware(RateLimitHeadersMiddleware)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_json_body_bytes)

@@ -1,4 +1,5 @@
-"""`casefile` command line: serve, worker, migrate, backup, restore, users create-admin, openapi."""
+"""`casefile` command line: serve, worker, migrate, backup, restore, users create-admin, openapi,
+audit verify and audit export."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import logging
 import os
 import signal
 import sys
+from collections.abc import Callable
 
 import click
 from pydantic import ValidationError
@@ -258,3 +260,81 @@ def restore(input_: str, force: bool) -> None:
         f"restored backup of {manifest['created_at']} into {settings.data_dir}: "
         f"cases={counts['cases']} documents={counts['documents']} webhooks={counts['webhooks']}"
     )
+
+
+@main.group()
+def audit() -> None:
+    """Check and export the audit trail."""
+
+
+async def _verify_audit(settings: Settings) -> tuple[int, str | None]:
+    from casefile.audit.service import verify
+    from casefile.db import Database
+
+    db = Database(settings)
+    try:
+        async with db.transaction(write=False) as session:
+            result = await verify(session)
+    finally:
+        await db.dispose()
+    return result.checked, result.broken.describe() if result.broken else None
+
+
+@audit.command("verify")
+def audit_verify() -> None:
+    """Check the hash chain from the first entry to the newest. Exits 1 and names the first
+    broken entry if any entry was edited, deleted or reordered."""
+    checked, broken = asyncio.run(_verify_audit(_settings()))
+    if broken is not None:
+        click.echo(f"audit trail broken at {broken} ({checked} entries before it are intact)", err=True)
+        sys.exit(1)
+    click.echo(f"audit trail intact: {checked} entries")
+
+
+@audit.command("export")
+@click.option("--output", required=True, type=click.Path(dir_okay=False), help="File to write")
+@click.option(
+    "--format",
+    "export_format",
+    type=click.Choice(["jsonl", "csv"]),
+    default="jsonl",
+    show_default=True,
+    help="JSON Lines (each entry as the API shows it) or CSV",
+)
+@click.option("--force", is_flag=True, help="Overwrite the file if it exists")
+def audit_export(output: str, export_format: str, force: bool) -> None:
+    """Export the whole trail, oldest first, with a progress bar (on stderr). The export is
+    recorded in the trail (`audit.exported`)."""
+    from contextlib import ExitStack
+    from pathlib import Path
+
+    from casefile.audit.export import export
+    from casefile.db import Database
+
+    target = Path(output)
+    if target.exists() and not force:
+        raise click.ClickException(f"{target} exists (use --force to overwrite it)")
+    settings = _settings()
+
+    async def run(bars: ExitStack) -> int:
+        advance: list[Callable[[int], None]] = []
+
+        def start(total: int) -> None:  # the bar is made once the number of entries is known
+            bar = bars.enter_context(click.progressbar(length=total, label="exporting", file=sys.stderr))
+            advance.append(bar.update)
+
+        db = Database(settings)
+        try:
+            return await export(
+                db,
+                target,
+                "csv" if export_format == "csv" else "jsonl",
+                on_start=start,
+                on_entry=lambda: advance[0](1),
+            )
+        finally:
+            await db.dispose()
+
+    with ExitStack() as bars:
+        written = asyncio.run(run(bars))
+    click.echo(f"exported {written} entries to {target}")

@@ -96,6 +96,7 @@ def make_engine(settings: Settings, *, immediate: bool, pooled: bool = True) -> 
 
 
 AfterCommit = Callable[[], Awaitable[None]]
+BeforeCommit = Callable[[AsyncSession], Awaitable[None]]
 _TRANSACTION_STATE = "transaction_state"
 log = logging.getLogger(__name__)
 
@@ -113,8 +114,26 @@ def after_commit(session: AsyncSession, action: AfterCommit) -> None:
     transaction_state(session).setdefault("after_commit", []).append(action)
 
 
+def before_commit(session: AsyncSession, action: BeforeCommit) -> None:
+    """Run `action` in the session's transaction just before it commits (never if it rolls back;
+    if the action fails, the transaction rolls back). For work that must be the transaction's last,
+    such as appending to the audit chain: the chain's lock is then the last one the transaction
+    takes and is held only for the commit."""
+    transaction_state(session).setdefault("before_commit", []).append(action)
+
+
 async def finish(session: AsyncSession, *, commit: bool) -> None:
-    """End the session's transaction: commit and run the after-commit actions, or roll back."""
+    """End the session's transaction: run the before-commit actions and commit, then run the
+    after-commit actions; or roll back."""
+    if commit:
+        try:
+            # While the state still exists: an action reads it (the audit entries to append).
+            for before in transaction_state(session).get("before_commit", []):
+                await before(session)
+        except BaseException:
+            session.info.pop(_TRANSACTION_STATE, None)
+            await session.rollback()
+            raise
     state: dict[str, Any] = session.info.pop(_TRANSACTION_STATE, {})
     if not commit:
         await session.rollback()

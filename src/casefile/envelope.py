@@ -66,6 +66,13 @@ def paginated(items: list[dict[str, Any]], *, page: int, limit: int, total: int)
     return JSONResponse({"success": True, "data": items, "meta": body_meta})
 
 
+def cursor_paginated(items: list[dict[str, Any]], *, limit: int, next_cursor: str | None) -> JSONResponse:
+    """A page of a cursor list (`listing.fetch_after`): no page number or total, the next cursor."""
+    body_meta = meta()
+    body_meta["pagination"] = {"limit": limit, "next_cursor": next_cursor}
+    return JSONResponse({"success": True, "data": items, "meta": body_meta})
+
+
 RowT = TypeVar("RowT")
 
 
@@ -100,6 +107,15 @@ class PageMeta(Meta):
     pagination: Pagination
 
 
+class CursorPagination(BaseModel):
+    limit: int
+    next_cursor: str | None
+
+
+class CursorPageMeta(Meta):
+    pagination: CursorPagination
+
+
 class Envelope(BaseModel, Generic[T]):
     success: bool = True
     data: T
@@ -115,3 +131,9 @@ class PageEnvelope(BaseModel, Generic[T]):
 class DeletedOut(BaseModel):
     id: str
     deleted: bool
+
+
+class CursorPageEnvelope(BaseModel, Generic[T]):
+    success: bool = True
+    data: list[T]
+    meta: CursorPageMeta

@@ -3,10 +3,16 @@
 A resource describes itself once with a `ListSpec`; `list_query(spec)` makes the FastAPI dependency
 (documented parameters included) and `fetch_page` runs the two queries (rows and total) with the
 same conditions. Every list endpoint goes through here (docs/api-conventions.md#lists).
+
+Lists of what only grows and is read newest first while it grows (the audit trail) use the
+cursor form instead, `cursor_query` and `fetch_after`: a page is "the next `limit` rows after this
+key", so rows added meanwhile never shift a page, and no count of the whole table is made.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -255,3 +261,61 @@ async def fetch_page(
     )
     rows = list((await session.scalars(statement)).all())
     return rows, total
+
+
+# --- cursor (keyset) pagination ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CursorQuery:
+    """A page of a cursor list: `limit` rows whose key is below `after` (None: from the newest)."""
+
+    after: int | None
+    limit: int
+
+
+def encode_cursor(key: int) -> str:
+    """Opaque to callers: they pass back what `meta.pagination.next_cursor` said."""
+    return base64.urlsafe_b64encode(f"k{key}".encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> int:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+    except (binascii.Error, UnicodeDecodeError):
+        raw = ""
+    if not raw.startswith("k") or not raw[1:].isdigit():
+        raise ValidationFailed.on("cursor", "Not a cursor this list gave")
+    return int(raw[1:])
+
+
+def cursor_query(
+    cursor: Annotated[
+        str | None, Query(max_length=100, description="`meta.pagination.next_cursor` of the previous page")
+    ] = None,
+    limit: Annotated[
+        int, Query(ge=1, le=MAX_LIMIT, description=f"Items per page, 1-{MAX_LIMIT}")
+    ] = DEFAULT_LIMIT,
+) -> CursorQuery:
+    return CursorQuery(after=None if cursor is None else decode_cursor(cursor), limit=limit)
+
+
+async def fetch_after(
+    session: AsyncSession,
+    model: type[Any],
+    key: InstrumentedAttribute[int],
+    query: CursorQuery,
+    *,
+    conditions: Sequence[ColumnElement[bool]] = (),
+) -> tuple[list[Any], str | None]:
+    """One page of `model` rows, newest (highest `key`) first, and the cursor of the next page
+    (None on the last one). One row more than the page is read, to know whether there is a next."""
+    where = list(conditions)
+    if query.after is not None:
+        where.append(key < query.after)
+    statement = select(model).where(*where).order_by(key.desc()).limit(query.limit + 1)
+    rows = list((await session.scalars(statement)).all())
+    if len(rows) <= query.limit:
+        return rows, None
+    rows = rows[: query.limit]
+    return rows, encode_cursor(getattr(rows[-1], key.key))

@@ -24,6 +24,7 @@ from casefile.envelope import (
 from casefile.error_handlers import app_error_response, auth_error_response
 from casefile.errors import AppError, PayloadTooLarge, UnsupportedMediaType, ValidationFailed, https_required
 from casefile.input_rules import json_body_problems
+from casefile.request_context import USER_AGENT_LIMIT, RequestContext, request_context
 
 # Bodies of these types are streamed by their endpoints, which enforce their own limits.
 STREAMED_CONTENT_TYPES = ("multipart/form-data",)
@@ -69,7 +70,8 @@ class RequestIdMiddleware(HttpMiddleware):
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         request_id = make_request_id()
-        client_id = client_request_id(Headers(scope=scope).get(REQUEST_ID_HEADER))
+        headers = Headers(scope=scope)
+        client_id = client_request_id(headers.get(REQUEST_ID_HEADER))
         response_headers = {REQUEST_ID_HEADER: request_id}
         if client_id is not None:
             response_headers[CLIENT_REQUEST_ID_HEADER] = client_id
@@ -81,9 +83,18 @@ class RequestIdMiddleware(HttpMiddleware):
                 client_id,
             )
         scope.setdefault("state", {})["request_id"] = request_id
+        # Who and where, for the audit trail; the caller's authentication adds the actor.
+        client = scope.get("client")
+        user_agent = headers.get("user-agent")
+        context = RequestContext(
+            request_id=request_id,
+            ip=client[0] if client else None,
+            user_agent=user_agent[:USER_AGENT_LIMIT] if user_agent else None,
+        )
         token = request_id_var.set(request_id)
         try:
-            await self.app(scope, receive, with_headers(send, lambda: response_headers))
+            with request_context(context):
+                await self.app(scope, receive, with_headers(send, lambda: response_headers))
         finally:
             request_id_var.reset(token)
 

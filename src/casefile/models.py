@@ -2,6 +2,7 @@
 
 from casefile.ai.models import AiJob
 from casefile.api_keys.models import ApiKey
+from casefile.audit.models import AuditChainHead, AuditEntry
 from casefile.auth.models import AuthSession, RefreshToken, RevokedSession
 from casefile.cases.models import Case, CaseAssignee, CaseGrant, CaseNumberCounter, CaseWall
 from casefile.config.models import SystemConfig
@@ -16,6 +17,8 @@ from casefile.webhooks.models import Delivery, DeliveryAttempt, Webhook
 __all__ = [
     "AiJob",
     "ApiKey",
+    "AuditChainHead",
+    "AuditEntry",
     "AuthSession",
     "Base",
     "Blob",

@@ -9,6 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from casefile.api_keys import tokens
 from casefile.api_keys.models import ApiKey
 from casefile.api_keys.schemas import ApiKeyCreate, ApiKeyOut
+from casefile.audit import service as audit
 from casefile.auth.permissions import Principal
 from casefile.clock import utcnow
 from casefile.db import get_or_404
@@ -42,6 +43,13 @@ async def create_api_key(session: AsyncSession, actor: Principal, body: ApiKeyCr
     )
     session.add(api_key)
     await session.flush()
+    audit.record(
+        session,
+        "api_key.created",
+        resource_type="api_key",
+        resource_id=api_key.id,
+        details={"name": api_key.name, "prefix": prefix, "permissions": api_key.permissions},
+    )
     return api_key, key
 
 
@@ -72,3 +80,4 @@ async def revoke_api_key(session: AsyncSession, api_key: ApiKey) -> None:
     if api_key.revoked_at is None:
         api_key.revoked_at = utcnow()
         await session.flush()
+        audit.record(session, "api_key.revoked", resource_type="api_key", resource_id=api_key.id)

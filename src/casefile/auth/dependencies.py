@@ -34,6 +34,7 @@ from casefile.errors import (
     user_token_required,
 )
 from casefile.ratelimit import Bucket, enforce, is_admin_path
+from casefile.request_context import current_context
 from casefile.runtime import Runtime
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -70,6 +71,9 @@ SessionDep = Annotated[AsyncSession, Depends(get_session, scope="function")]
 async def get_principal(request: Request, session: SessionDep, runtime: RuntimeDep) -> Principal:
     """The caller, counted in its rate-limit bucket before any permission is checked."""
     principal = await _authenticate(request, session, runtime)
+    context = current_context()
+    if context is not None:  # the audit trail's actor for the rest of the request
+        context.identify(principal.kind, principal.actor_id, principal.user_id)
     if is_admin_path(request.url.path):
         bucket = Bucket.ADMIN
     else:

@@ -15,6 +15,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.api_keys import tokens as api_key_tokens
 from casefile.api_keys.models import ApiKey
+from casefile.audit import service as audit
+from casefile.audit.service import Outcome
 from casefile.auth import passwords
 from casefile.auth.jwt_tokens import decode_access_token, issue_access_token
 from casefile.auth.models import AuthSession, RefreshToken
@@ -84,12 +86,32 @@ async def login(session: AsyncSession, runtime: Runtime, *, email: str, password
     # verify_password runs even for an unknown email, so timing does not tell which was wrong.
     valid = await passwords.verify_password(user.password_hash if user else None, password)
     if user is None or not valid:
+        await _record_failed_login(session, email, user, "wrong email or password", "failed")
         raise bad_login()
     if not user.active:
+        await _record_failed_login(session, email, user, "user disabled", "denied")
         raise user_disabled()
     if user.password_hash and passwords.needs_rehash(user.password_hash):
         user.password_hash = await passwords.hash_password(password)
     return await open_session(session, runtime, user, method="password")
+
+
+async def _record_failed_login(
+    session: AsyncSession, email: str, user: User | None, reason: str, outcome: Outcome
+) -> None:
+    """`auth.login_failed`, kept although the request fails: its transaction changed nothing
+    else, so it is committed now with the entry. Nobody is authenticated: the entry names the
+    account tried (if it exists) as its resource and the email given in its details."""
+    audit.record(
+        session,
+        "auth.login_failed",
+        resource_type="user",
+        resource_id=user.id if user else None,
+        outcome=outcome,
+        details={"email": email, "reason": reason},
+        actor=audit.Actor("user", None, None),
+    )
+    await commit_early(session)
 
 
 async def open_session(session: AsyncSession, runtime: Runtime, user: User, *, method: str) -> IssuedTokens:

@@ -173,6 +173,7 @@ def backup(settings: Settings, output: Path, report: Report) -> BackupResult:
 
 async def record_backup(settings: Settings, result: BackupResult) -> None:
     """Emit `system.backup_completed` (webhooks subscribed to it get it from the delivery worker)."""
+    from casefile.audit.service import trail_exists
     from casefile.events import catalogue
     from casefile.events.outbox import emit
     from casefile.runtime import Runtime
@@ -189,6 +190,9 @@ async def record_backup(settings: Settings, result: BackupResult) -> None:
                 started_at=result.started_at,
                 duration_ms=result.duration_ms,
             )
-            await emit(session, "system.backup_completed", data)
+            # `casefile backup` also serves a database an older casefile left (before migrating
+            # it on restore): the event is recorded there too, its audit entry only where the
+            # schema has the trail.
+            await emit(session, "system.backup_completed", data, audited=await trail_exists(session))
     finally:
         await runtime.close()

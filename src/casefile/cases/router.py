@@ -1,11 +1,15 @@
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated
 
 from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
 from casefile import envelope
+from casefile.audit import service as audit
+from casefile.audit.dependencies import AuditPage, CaseTrailFilters
+from casefile.audit.schemas import AuditEntryOut
 from casefile.auth.dependencies import CurrentPrincipal, RuntimeDep, SessionDep
 from casefile.auth.visibility import IdOnlyOut
 from casefile.cases import repository, service
@@ -14,7 +18,7 @@ from casefile.cases.dependencies import CaseInPath, CasesDelete, CasesRead, Case
 from casefile.cases.models import Case
 from casefile.cases.repository import CASE_LIST
 from casefile.cases.schemas import AssigneeAdd, CaseAccessBody, CaseCreate, CaseOut, CaseUpdate
-from casefile.envelope import DeletedOut, Envelope, PageEnvelope
+from casefile.envelope import CursorPageEnvelope, DeletedOut, Envelope, PageEnvelope
 from casefile.listing import ListQuery, fields_query, list_query, project
 
 router = APIRouter(prefix="/cases", tags=["cases"])
@@ -27,9 +31,18 @@ CaseFields = Annotated[list[str] | None, Depends(fields_query(CASE_LIST.output_f
 
 
 @router.get("", response_model=PageEnvelope[CaseOut])
-async def list_cases(principal: CasesRead, session: SessionDep, query: CaseListQuery) -> JSONResponse:
+async def list_cases(
+    principal: CasesRead, session: SessionDep, query: CaseListQuery, runtime: RuntimeDep
+) -> JSONResponse:
     """List the cases the caller may see: paginated, sortable, filterable (`assigned_to=me` or a
     user id), with full-text `search`."""
+    if query.search_words is not None:
+        await audit.record_read(
+            session,
+            runtime.db,
+            "search.query",
+            details={"in": "cases", "words": query.search_words, **query.filters},
+        )
     return envelope.listed(
         await service.list_cases(session, principal, query),
         query,
@@ -50,7 +63,12 @@ async def create_case(
 
 
 @router.get("/{case_id}", response_model=Envelope[CaseOut])
-async def get_case(principal: CasesRead, fields: CaseFields, case: CaseInPath) -> JSONResponse:
+async def get_case(
+    principal: CasesRead, fields: CaseFields, case: CaseInPath, session: SessionDep, runtime: RuntimeDep
+) -> JSONResponse:
+    await audit.record_read(
+        session, runtime.db, "case.read", resource_type="case", resource_id=case.id, case_id=case.id
+    )
     return envelope.ok(project(CaseOut.dump_for(case, principal), fields))
 
 
@@ -117,3 +135,14 @@ async def _case_to_manage(session: SessionDep, principal: CurrentPrincipal, case
     if principal.is_admin_user:
         return await repository.get_case(session, case_id)
     return await case_for(session, principal, case_id, Level.MANAGE)
+
+
+@router.get("/{case_id}/audit", response_model=CursorPageEnvelope[AuditEntryOut])
+async def case_audit(
+    case_id: str, principal: CasesRead, session: SessionDep, filters: CaseTrailFilters, page: AuditPage
+) -> JSONResponse:
+    """The case's audit trail, newest first (needs `manage` on the case); pages follow
+    `meta.pagination.next_cursor`."""
+    await case_for(session, principal, case_id, Level.MANAGE)
+    items, next_cursor = await audit.list_entries(session, replace(filters, case_id=case_id), page)
+    return envelope.cursor_paginated(items, limit=page.limit, next_cursor=next_cursor)

@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile.audit import service as audit
 from casefile.auth.permissions import Principal
 from casefile.clock import utcnow
 from casefile.config.models import CONFIG_ROW_ID, SystemConfig
@@ -82,6 +83,12 @@ async def update(
     row.updated_at = now
     row.updated_by = actor.actor_id
     await session.flush()
+    audit.record(
+        session,
+        "config.updated",
+        resource_type="config",
+        details={"changes": patch.model_dump(mode="json", exclude_unset=True)},
+    )
     if after.maintenance.scheduled_start is not None and after.maintenance != before.maintenance:
         await emit(
             session,

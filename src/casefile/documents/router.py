@@ -7,6 +7,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from casefile import envelope
+from casefile.audit import service as audit
 from casefile.auth.dependencies import RuntimeDep, SessionDep
 from casefile.auth.visibility import IdOnlyOut
 from casefile.cases.access import Level, case_for
@@ -91,7 +92,21 @@ async def upload_document(
 
 
 @router.get("/documents/{document_id}", response_model=Envelope[DocumentOut])
-async def get_document(_: DocumentsRead, fields: DocumentFields, document: DocumentInPath) -> JSONResponse:
+async def get_document(
+    _: DocumentsRead,
+    fields: DocumentFields,
+    document: DocumentInPath,
+    session: SessionDep,
+    runtime: RuntimeDep,
+) -> JSONResponse:
+    await audit.record_read(
+        session,
+        runtime.db,
+        "document.read",
+        resource_type="document",
+        resource_id=document.id,
+        case_id=document.case_id,
+    )
     return envelope.ok(project(DocumentOut.dump(document), fields))
 
 
@@ -103,7 +118,7 @@ _CONTENT_RESPONSES: dict[int | str, dict[str, Any]] = {
 @router.get("/documents/{document_id}/content", responses=_CONTENT_RESPONSES)
 @router.head("/documents/{document_id}/content", responses=_CONTENT_RESPONSES)
 async def download_document(
-    request: Request, _: DocumentsRead, document: DocumentInPath, runtime: RuntimeDep
+    request: Request, _: DocumentsRead, document: DocumentInPath, session: SessionDep, runtime: RuntimeDep
 ) -> Response:
     """The document's bytes, with its detected type, an ETag (the SHA-256), `If-None-Match` (304)
     and single `Range` requests (206). `HEAD` answers the same, headers only (the same checks)."""
@@ -127,6 +142,15 @@ async def download_document(
     headers["Content-Length"] = str(length)
     if request.method == "HEAD":  # the same status and headers, and no read of the content
         return Response(status_code=status, media_type=document.file_type, headers=headers)
+    await audit.record_read(
+        session,
+        runtime.db,
+        "document.download",
+        resource_type="document",
+        resource_id=document.id,
+        case_id=document.case_id,
+        details={"range": headers.get("Content-Range")},
+    )
     return StreamingResponse(
         runtime.store.read(document.sha256, start, length),
         status_code=status,

@@ -6,7 +6,8 @@ from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
 from casefile import envelope
-from casefile.auth.dependencies import CurrentPrincipal, SessionDep
+from casefile.audit import service as audit
+from casefile.auth.dependencies import CurrentPrincipal, RuntimeDep, SessionDep
 from casefile.cases.access import case_for
 from casefile.cases.dependencies import CasesRead
 from casefile.documents.dependencies import DocumentsRead
@@ -23,6 +24,7 @@ async def search(
     *,
     principal: CurrentPrincipal,
     session: SessionDep,
+    runtime: RuntimeDep,
     q: Annotated[str, Query(min_length=1, max_length=MAX_QUERY_LENGTH, description="What to look for")],
     page: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 1,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
@@ -32,6 +34,12 @@ async def search(
     full text and by meaning, and their titles), best first. Case hits need `read:cases`,
     document hits `read:documents`."""
     found = await service.search(session, principal, q, kind=kind, page=page, limit=limit)
+    await audit.record_read(
+        session,
+        runtime.db,
+        "search.query",
+        details={"in": "search", "q": q, "kind": kind, "page": page, "total": found.total},
+    )
     return envelope.paginated(found.items, page=page, limit=limit, total=found.total)
 
 

@@ -9,6 +9,7 @@ from sqlalchemy import ColumnElement, and_, column, delete, func, or_, select, t
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile.audit import service as audit
 from casefile.auth import passwords
 from casefile.auth.permissions import Principal
 from casefile.auth.service import revoke_user_sessions
@@ -56,6 +57,14 @@ async def create_user(session: AsyncSession, *, email: str, name: str, password:
             await session.flush()
     except IntegrityError as exc:
         raise ValidationFailed.on("email", EMAIL_TAKEN) from exc
+    # No event is emitted for a new user, so the trail records it here.
+    audit.record(
+        session,
+        "user.created",
+        resource_type="user",
+        resource_id=user.id,
+        details={"email": user.email, "role": role},
+    )
     return user
 
 
@@ -111,6 +120,14 @@ async def update_user(
         await revoke_user_sessions(session, runtime, user.id, reason="password_changed")
     if changes or password:
         user.updated_at = utcnow()
+        # Role and status changes also emit user.permissions_changed (recorded as that event).
+        audit.record(
+            session,
+            "user.updated",
+            resource_type="user",
+            resource_id=user.id,
+            details={"changes": changes, "password_changed": bool(password)},
+        )
     if changes.get("active", {}).get("to") is False:
         await revoke_user_sessions(session, runtime, user.id, reason="user_disabled")
     permission_changes = {k: v for k, v in changes.items() if k in ("role", "active")}
@@ -146,6 +163,9 @@ async def delete_user(session: AsyncSession, actor: Principal, user: User) -> No
         )
     await session.delete(user)
     await session.flush()
+    audit.record(
+        session, "user.deleted", resource_type="user", resource_id=user.id, details={"email": user.email}
+    )
 
 
 async def ensure_admin(session: AsyncSession, *, email: str, password: str) -> bool:

@@ -13,6 +13,7 @@ from sqlalchemy import func
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
+from casefile.audit import service as audit
 from casefile.auth.permissions import Principal
 from casefile.clock import utcnow
 from casefile.config.service import load as load_config
@@ -110,7 +111,15 @@ async def create_webhook(
     )
     session.add(webhook)
     await session.flush()
+    audit.record(
+        session, "webhook.created", resource_type="webhook", resource_id=webhook.id, details=_audited(webhook)
+    )
     return webhook
+
+
+def _audited(webhook: Webhook) -> dict[str, Any]:
+    """What the trail keeps of a registration (never its secrets)."""
+    return {"name": webhook.name, "url": webhook.url, "events": webhook.events, "active": webhook.active}
 
 
 async def get_webhook(session: AsyncSession, webhook_id: str) -> Webhook:
@@ -153,6 +162,13 @@ async def update_webhook(
             setattr(webhook, name, values[name])
     webhook.updated_at = utcnow()
     await session.flush()
+    audit.record(
+        session,
+        "webhook.updated",
+        resource_type="webhook",
+        resource_id=webhook.id,
+        details={**_audited(webhook), "changed": sorted(values), "secret_changed": "secret" in values},
+    )
     if values.get("active"):
         # Deliveries that waited while it was inactive may go now.
         await announce_deliveries(session)
@@ -163,6 +179,9 @@ async def delete_webhook(session: AsyncSession, webhook: Webhook) -> None:
     """Its deliveries, pending or not, go with it."""
     await session.delete(webhook)
     await session.flush()
+    audit.record(
+        session, "webhook.deleted", resource_type="webhook", resource_id=webhook.id, details=_audited(webhook)
+    )
 
 
 async def rotate_secret(
@@ -182,6 +201,13 @@ async def rotate_secret(
     webhook.secret_sealed = runtime.secret_box.seal(new_secret)
     webhook.updated_at = now
     await session.flush()
+    audit.record(
+        session,
+        "webhook.secret_rotated",
+        resource_type="webhook",
+        resource_id=webhook.id,
+        details={"grace_period_seconds": body.grace_period_seconds},
+    )
     return webhook, generated
 
 

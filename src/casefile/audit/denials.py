@@ -1,0 +1,70 @@
+"""Refused requests in the audit trail: the exception handlers `create_app` installs for
+"the caller may not see this case" (answered 404 as if it did not exist) and for 403s on a case's
+paths. Each writes a `denied` entry in a transaction of its own (the request's own has rolled
+back by the time its error is answered), then answers exactly as the error path would have.
+
+The action is the one the request would have been recorded under had it succeeded: named per
+route below, or else derived from the path and method (`GET /cases/{case_id}/…` → `case.read`,
+`PATCH` → `case.update`, `DELETE` → `case.delete`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from fastapi import Request
+from fastapi.responses import JSONResponse
+
+from casefile.audit.service import record_apart
+from casefile.error_handlers import app_error_response, auth_error_response
+from casefile.errors import AppError, AuthError
+from casefile.runtime import Runtime
+
+_VERSION_PREFIX = re.compile(r"^/api(?:/v\d+)?")
+_ROUTE_ACTIONS = {
+    ("GET", "/cases/{case_id}/documents"): "document.list",
+    ("POST", "/cases/{case_id}/documents"): "document.uploaded",
+    ("GET", "/cases/{case_id}/audit"): "audit.read",
+    ("GET", "/documents/{document_id}/content"): "document.download",
+    ("HEAD", "/documents/{document_id}/content"): "document.download",
+}
+_VERBS = {"GET": "read", "HEAD": "read", "DELETE": "delete"}
+
+
+def action_for(request: Request) -> str:
+    template = getattr(request.scope.get("route"), "path", request.url.path)
+    path = _VERSION_PREFIX.sub("", template)
+    named = _ROUTE_ACTIONS.get((request.method, path))
+    if named is not None:
+        return named
+    resource = "document" if path.startswith("/documents") else "case"
+    return f"{resource}.{_VERBS.get(request.method, 'update')}"
+
+
+async def record_denied(request: Request, case_id: str | None, reason: str) -> None:
+    runtime: Runtime = request.app.state.runtime
+    await record_apart(
+        runtime.db,
+        action_for(request),
+        resource_type="case",
+        resource_id=case_id,
+        case_id=case_id,
+        outcome="denied",
+        details={"method": request.method, "path": request.url.path, "reason": reason},
+    )
+
+
+async def on_case_not_visible(request: Request, exc: Exception) -> JSONResponse:
+    """For `cases.access.CaseNotVisible` (which carries `case_id`): 404, and a denied entry."""
+    assert isinstance(exc, AppError)
+    await record_denied(request, getattr(exc, "case_id", None), "not visible to the caller")
+    return app_error_response(exc)
+
+
+async def on_forbidden(request: Request, exc: Exception) -> JSONResponse:
+    """For 403s: on a case's path, a denied entry; the answer is the usual authentication body."""
+    assert isinstance(exc, AuthError)
+    case_id = request.path_params.get("case_id")
+    if case_id is not None:
+        await record_denied(request, case_id, exc.error_code)
+    return auth_error_response(exc)

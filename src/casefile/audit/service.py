@@ -1,0 +1,265 @@
+"""Recording to the audit trail, and reading and checking it.
+
+`record(session, action, ...)` is the one way to write an entry. The entry belongs to the
+session's transaction: it is appended to the chain just before that transaction commits
+(`db.before_commit`), and vanishes with it if it rolls back, so a change and its entry commit
+together. Who and where come from the request's context (`casefile.request_context`); outside a
+request the actor is the system.
+
+What a request reads is recorded with `record_read`, and what was refused with `record_apart`, in
+a short transaction of its own: a read's transaction does not write on SQLite (reads run on a
+second engine), and a refused request's transaction rolls back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from sqlalchemy import inspect
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from casefile.audit import repository
+from casefile.audit.chain import ChainBreak, ChainChecker, entry_fields, entry_hash
+from casefile.audit.models import AuditEntry
+from casefile.audit.repository import AuditFilters
+from casefile.clock import new_id, utcnow
+from casefile.db import Database, before_commit, dialect_name, transaction_state
+from casefile.listing import CursorQuery
+from casefile.request_context import ActorType, current_context
+
+Outcome = Literal["success", "denied", "failed"]
+_PENDING = "audit_pending"
+
+# Events that record a change by someone, and the action their entry is recorded under (the
+# event's own name unless said here). Events of background work (AI processing, a document's
+# processing result, system errors) are the system's bookkeeping, not someone's act.
+_EVENT_ACTIONS = {
+    "user.login": "auth.login",
+    "user.logout": "auth.logout",
+    "case.access_changed": "access.update",
+}
+_UNAUDITED_EVENT_GROUPS = ("ai.",)
+_UNAUDITED_EVENTS = frozenset({"document.processed", "system.error"})
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who acted, when it is not (or not yet) the request's authenticated caller: e.g. the user
+    who is signing in."""
+
+    type: ActorType
+    id: str | None
+    user_id: str | None
+
+
+def record(
+    session: AsyncSession,
+    action: str,
+    *,
+    resource_type: str | None = None,
+    resource_id: str | None = None,
+    case_id: str | None = None,
+    outcome: Outcome = "success",
+    details: Mapping[str, Any] | None = None,
+    actor: Actor | None = None,
+) -> None:
+    """Add an entry to the session's transaction; it is chained when the transaction commits."""
+    context = current_context()
+    if actor is None:
+        actor = (
+            Actor(context.actor_type, context.actor_id, context.user_id)
+            if context is not None
+            else Actor("system", None, None)
+        )
+    at = utcnow()
+    entry = {
+        "id": new_id("aud"),
+        # Milliseconds, as the API shows it: the stored time gives back the hashed text exactly.
+        "at": at.replace(microsecond=at.microsecond // 1000 * 1000),
+        "actor_type": actor.type,
+        "actor_id": actor.id,
+        "user_id": actor.user_id,
+        "action": action,
+        "resource_type": resource_type,
+        "resource_id": resource_id,
+        "case_id": case_id,
+        "outcome": outcome,
+        "ip": context.ip if context else None,
+        "user_agent": context.user_agent if context else None,
+        "request_id": context.request_id if context else None,
+        "details": dict(details or {}),
+    }
+    state = transaction_state(session)
+    pending: list[dict[str, Any]] | None = state.get(_PENDING)
+    if pending is None:
+        pending = state[_PENDING] = []
+        before_commit(session, append_pending)
+    pending.append(entry)
+
+
+async def append_pending(session: AsyncSession) -> None:
+    """Chain the transaction's entries onto the head (the before-commit action of `record`).
+
+    The head's lock is the last one the transaction takes, and it is held only for the commit:
+    writers queue for it briefly, and never while holding it wait for another lock (no deadlock
+    with the rows the transaction changed)."""
+    pending: list[dict[str, Any]] = transaction_state(session).pop(_PENDING, [])
+    if not pending:
+        return
+    head = await repository.locked_head(session)
+    for values in pending:
+        entry = AuditEntry(**values, seq=head.last_seq + 1, prev_hash=head.last_hash)
+        entry.hash = entry_hash(entry_fields_without_hash(entry))
+        session.add(entry)
+        head.last_seq, head.last_hash = entry.seq, entry.hash
+    await session.flush()
+
+
+def entry_fields_without_hash(entry: AuditEntry) -> dict[str, Any]:
+    fields = entry_fields(entry)
+    del fields["hash"]
+    return fields
+
+
+async def record_apart(
+    db: Database,
+    action: str,
+    *,
+    resource_type: str | None = None,
+    resource_id: str | None = None,
+    case_id: str | None = None,
+    outcome: Outcome = "success",
+    details: Mapping[str, Any] | None = None,
+    actor: Actor | None = None,
+) -> None:
+    """Record an entry in a short write transaction of its own (reads; refused or failed
+    requests, whose own transaction rolls back)."""
+    async with db.transaction(write=True) as session:
+        record(
+            session,
+            action,
+            resource_type=resource_type,
+            resource_id=resource_id,
+            case_id=case_id,
+            outcome=outcome,
+            details=details,
+            actor=actor,
+        )
+
+
+async def record_read(
+    session: AsyncSession,
+    db: Database,
+    action: str,
+    *,
+    resource_type: str | None = None,
+    resource_id: str | None = None,
+    case_id: str | None = None,
+    details: Mapping[str, Any] | None = None,
+) -> None:
+    """Record what a read request (`session` is its transaction) read. SQLite: in a short write
+    transaction of its own, reads running on a second engine whose transactions must not write.
+    PostgreSQL: in the request's own transaction, which may write there; the entry is chained as
+    its last step, and the request needs no second connection (a second one per read could
+    exhaust the pool under load, every request holding one and waiting for another)."""
+    if dialect_name(session) == "postgresql":
+        record(
+            session,
+            action,
+            resource_type=resource_type,
+            resource_id=resource_id,
+            case_id=case_id,
+            details=details,
+        )
+        return
+    await record_apart(
+        db, action, resource_type=resource_type, resource_id=resource_id, case_id=case_id, details=details
+    )
+
+
+def record_event(session: AsyncSession, name: str, data: Mapping[str, Any], event_id: str) -> None:
+    """The entry of an event (`events.outbox.emit` calls this for every event): creates, updates
+    and deletes are recorded through the events they emit. The resource is the event's group
+    (`case.updated` → a case) and its id the payload's `<group>_id`."""
+    if name in _UNAUDITED_EVENTS or name.startswith(_UNAUDITED_EVENT_GROUPS):
+        return
+    group = name.split(".", 1)[0]
+    resource_id = data.get(f"{group}_id")
+    actor = None
+    if name == "user.login":  # nobody is authenticated yet: the actor is the user signing in
+        actor = Actor("user", data["user_id"], data["user_id"])
+    record(
+        session,
+        _EVENT_ACTIONS.get(name, name),
+        resource_type=group,
+        resource_id=resource_id if isinstance(resource_id, str) else None,
+        case_id=data.get("case_id"),
+        details={"event_id": event_id, "data": dict(data)},
+        actor=actor,
+    )
+
+
+async def trail_exists(session: AsyncSession) -> bool:
+    """Whether the database has the audit trail's tables (a database an older casefile migrated
+    does not, until it is migrated)."""
+    return await session.run_sync(lambda sync: inspect(sync.connection()).has_table("audit_chain_head"))
+
+
+# --- reading -------------------------------------------------------------------------------------
+
+
+async def list_entries(
+    session: AsyncSession, filters: AuditFilters, query: CursorQuery
+) -> tuple[list[dict[str, Any]], str | None]:
+    rows, next_cursor = await repository.page(session, filters, query)
+    return [entry_fields(row) for row in rows], next_cursor
+
+
+async def entries_in_order(session: AsyncSession, *, up_to: int) -> AsyncIterator[dict[str, Any]]:
+    """Entries up to `seq` `up_to`, oldest first, as the API shows them."""
+    async for entry in repository.in_order(session, up_to=up_to):
+        yield entry_fields(entry)
+
+
+async def head_seq(session: AsyncSession) -> int:
+    """The number of the newest entry (entries are numbered from 1 without gaps)."""
+    return (await repository.head(session))[0]
+
+
+@dataclass(frozen=True)
+class Verification:
+    checked: int
+    broken: ChainBreak | None
+
+
+async def verify(session: AsyncSession) -> Verification:
+    """Check the whole chain, oldest first, and stop at the first entry where it breaks."""
+    # The head first: entries appended while the check runs (after it) are left for the next one.
+    head_seq, head_hash = await repository.head(session)
+    checker = ChainChecker()
+    async for entry in repository.in_order(session, up_to=head_seq):
+        if not checker.feed(entry):
+            break
+    broken = checker.broken or checker.finish(head_seq, head_hash)
+    return Verification(checker.checked, broken)
+
+
+def parse_filters(
+    *,
+    actor_id: str | None,
+    case_id: str | None,
+    action: str | None,
+    since: datetime | None,
+    until: datetime | None,
+) -> AuditFilters:
+    """The list's filters; a time given without a zone is UTC."""
+    return AuditFilters(
+        actor_id=actor_id, case_id=case_id, action=action, since=_utc(since), until=_utc(until)
+    )
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
