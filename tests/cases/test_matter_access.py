@@ -398,3 +398,16 @@ def test_a_deleted_user_leaves_no_grant_or_wall_behind(search_api: Api, world: W
     )
     ok(admin.delete(f"/users/{leaving['id']}"))
     assert ok(admin.get(f"/cases/{case['id']}/access"))["grants"] == []
+
+
+def test_a_refused_read_of_a_hidden_matter_is_in_the_audit_trail(world: World) -> None:
+    restricted = world.cases["restricted"]["id"]
+    api_error(world.clients["walled"].get(f"/cases/{restricted}"), 404, "NOT_FOUND")
+    entries = ok(
+        world.clients["admin"].get(
+            "/admin/audit", params={"case_id": restricted, "action": "case.read", "limit": 100}
+        )
+    )
+    refused = [e for e in entries if e["user_id"] == world.users["walled"]["id"]]
+    assert refused and {e["outcome"] for e in refused} == {"denied"}
+    assert refused[0]["resource_id"] == restricted and refused[0]["request_id"].startswith("req_")
