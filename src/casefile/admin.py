@@ -12,13 +12,14 @@ from casefile.auth.dependencies import require_admin
 from casefile.config.router import router as config_router
 from casefile.query_parameters import QueryCheck
 from casefile.routing import AnyMethodRoute, unrouted_error
+from casefile.trash.router import router as trash_router
 from casefile.webhooks.router import router as webhooks_router
 
 
 def build_admin_router() -> APIRouter:
     router = APIRouter(prefix="/admin", dependencies=[Depends(require_admin)])
     # The query-string check runs after the administrator check: others learn nothing here.
-    for domain_router in (api_keys_router, webhooks_router, config_router):
+    for domain_router in (api_keys_router, webhooks_router, config_router, trash_router):
         router.include_router(domain_router, dependencies=[QueryCheck])
 
     # Last, so that it only takes what no admin route took: an unknown path, or a wrong method

@@ -8,6 +8,7 @@ from casefile.config.models import SystemConfig
 from casefile.db import Base
 from casefile.documents.models import Blob, Document
 from casefile.events.models import Event
+from casefile.holds.models import LegalHold
 from casefile.search.models import Passage
 from casefile.users.models import User
 from casefile.webhooks.models import Delivery, DeliveryAttempt, Webhook
@@ -25,6 +26,7 @@ __all__ = [
     "DeliveryAttempt",
     "Document",
     "Event",
+    "LegalHold",
     "Passage",
     "RefreshToken",
     "RevokedSession",

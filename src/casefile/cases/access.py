@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from enum import IntEnum
 
-from sqlalchemy import ColumnElement, select, true
+from sqlalchemy import ColumnElement, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.auth.permissions import Principal
@@ -41,7 +41,15 @@ class CaseNotVisible(NotFound):
 
 def visible_to(principal: Principal) -> ColumnElement[bool]:
     """SQL condition on `cases`: the cases `principal` may see."""
-    return true()
+    # A trashed case is gone for everyone, administrators included, until restored through
+    # /admin/trash (docs/api-conventions.md#trash).
+    return not_trashed()
+
+
+def not_trashed() -> ColumnElement[bool]:
+    """SQL condition on `cases`: not in the trash. Part of `visible_to`; on its own only where no
+    caller is involved (a case's lookup by id, background work)."""
+    return Case.deleted_at.is_(None)
 
 
 async def case_for(

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
 from casefile import envelope
-from casefile.auth.dependencies import RuntimeDep, SessionDep
+from casefile.auth.dependencies import SessionDep
 from casefile.auth.visibility import IdOnlyOut
 from casefile.cases import repository, service
 from casefile.cases.dependencies import CaseInPath, CasesDelete, CasesRead, CasesWrite
@@ -27,7 +27,9 @@ CaseFields = Annotated[list[str] | None, Depends(fields_query(CASE_LIST.output_f
 async def list_cases(principal: CasesRead, session: SessionDep, query: CaseListQuery) -> JSONResponse:
     """List cases: paginated, sortable, filterable, with full-text `search`."""
     return envelope.listed(
-        await service.list_cases(session, query), query, lambda case: CaseOut.dump_for(case, principal)
+        await service.list_cases(session, principal, query),
+        query,
+        lambda case: CaseOut.dump_for(case, principal),
     )
 
 
@@ -54,12 +56,11 @@ async def update_case(
 
 
 @router.delete("/{case_id}", response_model=Envelope[DeletedOut])
-async def delete_case(
-    principal: CasesDelete, case: CaseInPath, session: SessionDep, runtime: RuntimeDep
-) -> JSONResponse:
-    """Delete the case with its documents and their content. Emits `document.deleted` for each
-    document and `case.deleted`."""
-    await service.delete_case(session, runtime, principal, case)
+async def delete_case(principal: CasesDelete, case: CaseInPath, session: SessionDep) -> JSONResponse:
+    """Move the case and its documents to the trash (restored or purged in `/admin/trash`).
+    Emits `document.deleted` for each document and `case.deleted`. 409 `LEGAL_HOLD` while the
+    case is under a legal hold."""
+    await service.delete_case(session, principal, case)
     return envelope.deleted(case.id)
 
 

@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.auth.permissions import Principal
 from casefile.cases import repository
+from casefile.cases.access import visible_to
 from casefile.cases.models import Case, CaseAssignee
 from casefile.cases.repository import CASE_LIST
 from casefile.cases.schemas import (
@@ -24,8 +25,8 @@ from casefile.documents import service as documents_service
 from casefile.errors import ErrorDetail, InvalidStatusTransition, NotFound, ValidationFailed
 from casefile.events import catalogue
 from casefile.events.outbox import emit
+from casefile.holds.repository import ensure_no_hold
 from casefile.listing import ListQuery, fetch_page
-from casefile.runtime import Runtime
 from casefile.users.models import User
 
 AUTO_NUMBER_ATTEMPTS = 5
@@ -48,8 +49,8 @@ async def _flush_checking_number(session: AsyncSession, case: Case) -> None:
         raise
 
 
-async def list_cases(session: AsyncSession, query: ListQuery) -> tuple[list[Case], int]:
-    return await fetch_page(session, CASE_LIST, query)
+async def list_cases(session: AsyncSession, principal: Principal, query: ListQuery) -> tuple[list[Case], int]:
+    return await fetch_page(session, CASE_LIST, query, conditions=[visible_to(principal)])
 
 
 async def create_case(session: AsyncSession, actor: Principal, body: CaseCreate) -> Case:
@@ -130,13 +131,17 @@ async def update_case(session: AsyncSession, actor: Principal, case: Case, body:
     return case
 
 
-async def delete_case(session: AsyncSession, runtime: Runtime, actor: Principal, case: Case) -> None:
-    """Delete the case with its documents and (after the commit) their content."""
+async def delete_case(session: AsyncSession, actor: Principal, case: Case) -> None:
+    """Move the case to the trash with its documents (docs/api-conventions.md#trash): hidden
+    everywhere, content kept until purged. Not while a legal hold is active."""
+    await ensure_no_hold(session, case.id, "deleting the case")
+    now = utcnow()
     documents = await documents_service.documents_of_case(session, case.id)
-    await documents_service.remove_documents(session, runtime, actor, documents, reason="case_deleted")
-    await emit(session, "case.deleted", catalogue.case_deleted(case, actor.actor_id))
-    await session.delete(case)
+    await documents_service.trash_documents(session, actor, documents, at=now, with_case=True)
+    case.deleted_at = now
+    case.deleted_by = actor.actor_id
     await session.flush()
+    await emit(session, "case.deleted", catalogue.case_deleted(case, actor.actor_id))
 
 
 async def add_assignee(session: AsyncSession, actor: Principal, case: Case, user_id: str) -> Case:

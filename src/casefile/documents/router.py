@@ -167,10 +167,11 @@ def _single_range(header: str | None, size: int) -> tuple[int, int] | None:
 
 @router.delete("/documents/{document_id}", response_model=Envelope[DeletedOut])
 async def delete_document(
-    principal: DocumentsDelete, document: DocumentInPath, session: SessionDep, runtime: RuntimeDep
+    principal: DocumentsDelete, document: DocumentInPath, session: SessionDep
 ) -> JSONResponse:
-    """Delete the document and, when no other document shares it, its content. Emits `document.deleted`."""
-    await service.delete_document(session, runtime, principal, document)
+    """Move the document to the trash (restored or purged, with its content, in `/admin/trash`).
+    Emits `document.deleted`. 409 `LEGAL_HOLD` while its case is under a legal hold."""
+    await service.delete_document(session, principal, document)
     return envelope.deleted(document.id)
 
 

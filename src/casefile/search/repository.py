@@ -20,7 +20,7 @@ from casefile.cases.models import Case
 from casefile.cases.repository import search_condition
 from casefile.clock import utcnow
 from casefile.db import dialect_name
-from casefile.documents.models import Document
+from casefile.documents.models import Document, not_trashed
 from casefile.nlp.types import EMBEDDING_DIM, TextPassage, Vectors
 from casefile.search.models import Passage
 
@@ -123,7 +123,9 @@ def _passage(row: Sequence[object]) -> PassageRow:
 
 async def _passages_where(session: AsyncSession, *conditions: ColumnElement[bool]) -> list[PassageRow]:
     statement = (
-        select(*_PASSAGE_COLUMNS).join(Document, Document.id == Passage.document_id).where(*conditions)
+        select(*_PASSAGE_COLUMNS)
+        .join(Document, Document.id == Passage.document_id)
+        .where(not_trashed(), *conditions)
     )
     return [_passage(row) for row in (await session.execute(statement)).all()]
 
@@ -192,29 +194,27 @@ async def documents_by_title(
     title = func.lower(Document.title)
     statement = (
         select(Document.id, Document.title, Document.case_id)
-        .where(*(title.contains(word, autoescape=True) for word in words))
+        .where(not_trashed(), *(title.contains(word, autoescape=True) for word in words))
         .order_by(Document.uploaded_at.desc(), Document.id.desc())
         .limit(limit)
     )
     return [DocumentTitleRow(*r) for r in (await session.execute(statement)).all()]
 
 
-async def cases_matching(session: AsyncSession, words: list[str], *, limit: int) -> list[Case]:
-    """Cases matching every word as a prefix (the case list's own full-text condition), most
-    recently updated first; the service ranks them."""
+async def cases_matching(
+    session: AsyncSession, words: list[str], *, visible: ColumnElement[bool], limit: int
+) -> list[Case]:
+    """Cases matching every word as a prefix (the case list's own full-text condition) among the
+    `visible` ones (cases.access.visible_to), most recently updated first; the service ranks them."""
     if not words:
         return []
     statement = (
         select(Case)
-        .where(search_condition(session, words))
+        .where(search_condition(session, words), visible)
         .order_by(Case.updated_at.desc(), Case.id.desc())
         .limit(limit)
     )
     return list((await session.scalars(statement)).all())
-
-
-async def case_exists(session: AsyncSession, case_id: str) -> bool:
-    return await session.scalar(select(Case.id).where(Case.id == case_id)) is not None
 
 
 @dataclass(frozen=True)
@@ -228,7 +228,7 @@ async def case_passages(session: AsyncSession, case_id: str) -> CasePassages:
     statement = (
         select(*_PASSAGE_COLUMNS, Passage.embedding)
         .join(Document, Document.id == Passage.document_id)
-        .where(Passage.case_id == case_id, Document.case_id == case_id)
+        .where(Passage.case_id == case_id, Document.case_id == case_id, not_trashed())
         .order_by(Passage.id)
     )
     rows = (await session.execute(statement)).all()

@@ -36,9 +36,9 @@ async def search(
 
 @router.post("/cases/{case_id}/ask", response_model=Envelope[AskOut])
 async def ask(
-    case_id: str, body: AskRequest, _: CasesRead, __: DocumentsRead, session: SessionDep
+    case_id: str, body: AskRequest, principal: CasesRead, _: DocumentsRead, session: SessionDep
 ) -> JSONResponse:
     """Answer a question from the case's documents only: the best-supporting sentences verbatim,
     each cited (document, page, character offsets in the page's text), and the passages they
     come from. `grounded` is false, with no answer, when nothing in the documents supports one."""
-    return envelope.ok(await service.ask(session, case_id, body.question))
+    return envelope.ok(await service.ask(session, principal, case_id, body.question))

@@ -31,8 +31,9 @@ import numpy.typing as npt
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.auth.permissions import Permission, Principal
+from casefile.cases.access import case_for, visible_to
 from casefile.cases.models import Case
-from casefile.errors import NotFound, ValidationFailed, permission_missing
+from casefile.errors import ValidationFailed, permission_missing
 from casefile.listing import MAX_SEARCH_WORDS
 from casefile.nlp.sentences import Span, split_sentences
 from casefile.nlp.types import Page
@@ -164,7 +165,7 @@ async def search(
     words = query_words(q)
     case_hits: list[_CaseHit] = []
     if want_cases:
-        case_hits = await _rank_cases(session, words)
+        case_hits = await _rank_cases(session, principal, words)
     document_hits: list[_DocumentHit] = []
     if want_documents:
         document_hits = await _rank_documents(session, q, words)
@@ -218,8 +219,10 @@ async def search(
     return SearchPage(items, len(ranked))
 
 
-async def _rank_cases(session: AsyncSession, words: list[str]) -> list[_CaseHit]:
-    cases = await repository.cases_matching(session, words, limit=CASE_CANDIDATES)
+async def _rank_cases(session: AsyncSession, principal: Principal, words: list[str]) -> list[_CaseHit]:
+    cases = await repository.cases_matching(
+        session, words, visible=visible_to(principal), limit=CASE_CANDIDATES
+    )
     # Stable sort: equally relevant cases stay most recently updated first.
     cases.sort(key=lambda c: -_case_relevance(c, words))
     return [_CaseHit(case, _rrf(rank)) for rank, case in enumerate(cases, start=1)]
@@ -298,9 +301,8 @@ def _not_grounded(question: str, message: str) -> dict[str, Any]:
     }
 
 
-async def ask(session: AsyncSession, case_id: str, question: str) -> dict[str, Any]:
-    if not await repository.case_exists(session, case_id):
-        raise NotFound("The case does not exist")
+async def ask(session: AsyncSession, principal: Principal, case_id: str, question: str) -> dict[str, Any]:
+    await case_for(session, principal, case_id)
     found = await repository.case_passages(session, case_id)
     if not found.passages:
         return _not_grounded(question, NOTHING_PROCESSED)
