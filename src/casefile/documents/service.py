@@ -1,8 +1,8 @@
-"""Document rules: uploads (streamed, sniffed, content-addressed), reads, updates, deletion, and
-the lifetime of shared content files.
+"""Document rules: uploads (streamed, sniffed, content-addressed), reads, updates, deletion (to
+the trash) and purge, and the lifetime of shared content files.
 
 Content lifetime: a `blobs` row per stored file. An upload upserts the row (which locks it)
-before it places the file; a deletion, after its commit, collects the content in a transaction of
+before it places the file; a purge, after its commit, collects the content in a transaction of
 its own that locks the row, and removes row and file only if no document refers to the content.
 So an upload and a collection of the same content never interleave, and a file is only ever
 removed when no committed document needs it.

@@ -131,10 +131,20 @@ async def _passages_where(session: AsyncSession, *conditions: ColumnElement[bool
 
 
 async def passages_by_ids(session: AsyncSession, ids: Sequence[int]) -> dict[int, PassageRow]:
-    """The passages that still exist among `ids`, with their document's title."""
+    """The passages among `ids` that still exist, of documents not in the trash, with their
+    document's title."""
     if not ids:
         return {}
     return {row.id: row for row in await _passages_where(session, Passage.id.in_(list(ids)))}
+
+
+async def missing_passages(session: AsyncSession, ids: Sequence[int]) -> set[int]:
+    """Those of `ids` that no longer exist (their document was purged), unlike those of a trashed
+    document: they stay in the vector index, for the document may be restored."""
+    if not ids:
+        return set()
+    existing = await session.scalars(select(Passage.id).where(Passage.id.in_(list(ids))))
+    return set(ids) - set(existing)
 
 
 async def first_passages(session: AsyncSession, document_ids: Sequence[str]) -> dict[str, PassageRow]:

@@ -237,8 +237,8 @@ async def _rank_documents(session: AsyncSession, q: str, words: list[str]) -> li
         index.search, query, k=SEMANTIC_CANDIDATES, min_similarity=SEMANTIC_MIN_SIMILARITY
     )
     rows = await repository.passages_by_ids(session, list({*text_ids, *(m.passage_id for m in matches)}))
-    stale = [m.passage_id for m in matches if m.passage_id not in rows]
-    index.discard(stale)  # rows deleted since the index last looked
+    unseen = [m.passage_id for m in matches if m.passage_id not in rows]
+    index.discard(list(await repository.missing_passages(session, unseen)))  # purged since it looked
 
     passage_scores: dict[int, float] = {}
     matched: dict[int, set[str]] = {}
