@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlalchemy import exists, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile.cases.models import Case
 from casefile.errors import LegalHoldActive
 from casefile.holds.models import LegalHold
 
@@ -18,7 +19,9 @@ async def ensure_no_hold(session: AsyncSession, case_id: str, action: str) -> No
     """409 LEGAL_HOLD if the case is held. Whoever asks, administrators and `delete:*` keys
     included: a hold is released explicitly, never overridden.
 
-    The caller has locked the case's row (get_or_404 in a writing transaction), and placing a
-    hold locks it too, so a hold placed concurrently is either seen here or placed after."""
+    The case's row is locked first (until the transaction ends), as placing a hold locks it: a
+    hold placed concurrently is either seen here, or placed after this change has committed.
+    (SQLite needs no row lock: its writers run one at a time.)"""
+    await session.execute(select(Case.id).where(Case.id == case_id).with_for_update())
     if await has_active_hold(session, case_id):
         raise LegalHoldActive(f"The case is under a legal hold: {action} is not allowed until it is released")

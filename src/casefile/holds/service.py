@@ -19,8 +19,9 @@ from casefile.listing import ListQuery, fetch_page
 
 async def place_hold(session: AsyncSession, actor: Principal, case_id: str, body: HoldCreate) -> LegalHold:
     await case_for(session, actor, case_id, Level.MANAGE)
-    # The case's row lock orders this with a concurrent deletion of the case: that deletion
-    # either finished first (then this is 404) or waits and then sees the hold.
+    # The case's row lock orders this with a concurrent deletion or purge in the case (they lock
+    # it too, holds.repository.ensure_no_hold): that one finished first (a trashed case is then
+    # 404 here), or it waits for this hold and then sees it.
     await get_case(session, case_id)
     hold = LegalHold(case_id=case_id, reason=body.reason, created_by=actor.actor_id, created_at=utcnow())
     session.add(hold)
