@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -276,3 +277,30 @@ def test_several_holds_all_need_releasing(api: Api, admin: httpx.Client, rounds:
         api_error(admin.delete(f"/cases/{case['id']}"), 409, "LEGAL_HOLD")
         ok(admin.post(f"/holds/{hold['id']}/release"))
     ok(admin.delete(f"/cases/{case['id']}"))
+
+
+def test_a_hold_and_a_deletion_at_once_never_both_succeed(api: Api, admin: httpx.Client) -> None:
+    token = api.admin_token
+
+    def place(case_id: str) -> int:
+        with api.client(token=token) as c:
+            return c.post(f"/cases/{case_id}/holds", json={"reason": "race"}).status_code
+
+    def delete(path: str) -> int:
+        with api.client(token=token) as c:
+            return c.delete(path).status_code
+
+    for _ in range(10):
+        case = new_case(admin)
+        doc = ok(upload(admin, case["id"], f"race {case['id']}".encode()), 201)
+        with ThreadPoolExecutor(3) as pool:
+            held = pool.submit(place, case["id"])
+            doc_deleted = pool.submit(delete, f"/documents/{doc['id']}")
+            case_deleted = pool.submit(delete, f"/cases/{case['id']}")
+        # Either the hold came first (both deletions refused) or the case went first (no hold).
+        if held.result() == 201:
+            assert case_deleted.result() == 409
+            assert doc_deleted.result() in (200, 409)  # the document may have gone before the hold
+            assert ok(admin.get(f"/cases/{case['id']}"))["id"] == case["id"]
+        else:
+            assert (held.result(), case_deleted.result()) == (404, 200)

@@ -166,12 +166,11 @@ def _single_range(header: str | None, size: int) -> tuple[int, int] | None:
 
 
 @router.delete("/documents/{document_id}", response_model=Envelope[DeletedOut])
-async def delete_document(
-    principal: DocumentsDelete, document: DocumentInPath, session: SessionDep
-) -> JSONResponse:
+async def delete_document(document_id: str, principal: DocumentsDelete, session: SessionDep) -> JSONResponse:
     """Move the document to the trash (restored or purged, with its content, in `/admin/trash`).
     Emits `document.deleted`. 409 `LEGAL_HOLD` while its case is under a legal hold."""
-    await service.delete_document(session, principal, document)
+    # Loaded in the service, after its case's row lock (see service.delete_document).
+    document = await service.delete_document(session, principal, document_id)
     return envelope.deleted(document.id)
 
 

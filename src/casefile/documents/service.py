@@ -40,7 +40,7 @@ from casefile.documents.upload import FILE_FIELD, receive_upload
 from casefile.errors import NotFound, UnsupportedMediaType, ValidationFailed
 from casefile.events import catalogue
 from casefile.events.outbox import emit
-from casefile.holds.repository import ensure_no_hold
+from casefile.holds.repository import ensure_no_hold, lock_case
 from casefile.listing import ListQuery, ListSpec, any_of_ignoring_case, fetch_page
 from casefile.runtime import Runtime
 from casefile.storage import content_removal_allowed
@@ -236,11 +236,19 @@ async def update_document(
     return document
 
 
-async def delete_document(session: AsyncSession, actor: Principal, document: Document) -> None:
+async def delete_document(session: AsyncSession, actor: Principal, document_id: str) -> Document:
     """Move the document to the trash (docs/api-conventions.md#trash); its content stays until
-    the purge. Not while its case is under a legal hold."""
+    the purge. Not while its case is under a legal hold.
+
+    The case's row is locked before the document's (holds.repository.lock_case), the order a
+    case's deletion takes them in: a document and its case deleted at once never deadlock."""
+    case_id = await session.scalar(select(Document.case_id).where(Document.id == document_id))
+    if case_id is not None:  # a document never changes case
+        await lock_case(session, case_id)
+    document = await get_document(session, document_id)
     await ensure_no_hold(session, document.case_id, "deleting its documents")
     await trash_documents(session, actor, [document], at=utcnow(), with_case=False)
+    return document
 
 
 async def trash_documents(

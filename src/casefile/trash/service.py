@@ -24,7 +24,7 @@ from casefile.documents.models import Document
 from casefile.errors import Conflict, LegalHoldActive, NotFound
 from casefile.events import catalogue
 from casefile.events.outbox import emit
-from casefile.holds.repository import ensure_no_hold
+from casefile.holds.repository import ensure_no_hold, lock_case
 from casefile.listing import ListQuery, fetch_page
 from casefile.runtime import Runtime
 from casefile.trash.models import TrashItem
@@ -48,6 +48,10 @@ async def _item(session: AsyncSession, item_id: str) -> Case | Document:
     """The trashed case or document `item_id`, its row locked in a writing transaction (see
     db.get_or_404), or 404; 409 for a document that went to the trash with its case."""
     lock = is_write_session(session)
+    if lock:  # a document's case first: the order every path locks them in (holds.lock_case)
+        case_id = await session.scalar(select(Document.case_id).where(Document.id == item_id))
+        if case_id is not None:
+            await lock_case(session, case_id)
     for_update = True if lock else None
     case = await session.get(Case, item_id, with_for_update=for_update, populate_existing=lock)
     if case is not None and case.deleted_at is not None:
