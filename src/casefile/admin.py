@@ -14,13 +14,22 @@ from casefile.config.router import router as config_router
 from casefile.groups.router import router as groups_router
 from casefile.query_parameters import QueryCheck
 from casefile.routing import AnyMethodRoute, unrouted_error
+from casefile.trash.router import router as trash_router
 from casefile.webhooks.router import router as webhooks_router
 
 
 def build_admin_router() -> APIRouter:
     router = APIRouter(prefix="/admin", dependencies=[Depends(require_admin)])
     # The query-string check runs after the administrator check: others learn nothing here.
-    for domain_router in (api_keys_router, webhooks_router, config_router, groups_router, audit_router):
+    domain_routers = (
+        api_keys_router,
+        webhooks_router,
+        config_router,
+        groups_router,
+        audit_router,
+        trash_router,
+    )
+    for domain_router in domain_routers:
         router.include_router(domain_router, dependencies=[QueryCheck])
 
     # Last, so that it only takes what no admin route took: an unknown path, or a wrong method

@@ -22,6 +22,7 @@ from casefile.cases.router import router as cases_router
 from casefile.documents.router import router as documents_router
 from casefile.documents.service import collect_orphaned_content
 from casefile.errors import Forbidden
+from casefile.holds.router import router as holds_router
 from casefile.input_rules import refuse_nul_in_parameters
 from casefile.middleware import BodyLimitMiddleware, RequestIdMiddleware, TransportSecurityMiddleware
 from casefile.query_parameters import QueryCheck
@@ -39,7 +40,15 @@ def build_api_router() -> APIRouter:
     api = APIRouter(dependencies=[Depends(refuse_nul_in_parameters)])
     # Undeclared or repeated query parameters are refused on every route (query_parameters.py);
     # the admin area attaches the check itself, after its administrator check.
-    for router in (auth_router, users_router, cases_router, documents_router, ai_router, search_router):
+    for router in (
+        auth_router,
+        users_router,
+        cases_router,
+        documents_router,
+        holds_router,
+        ai_router,
+        search_router,
+    ):
         api.include_router(router, dependencies=[QueryCheck])
     api.include_router(build_admin_router())
     return api

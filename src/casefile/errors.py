@@ -28,6 +28,7 @@ class ErrorCode(Enum):
     NOT_FOUND = 404, "The resource does not exist"
     CONFLICT = 409, "The request conflicts with the resource's current state"
     INVALID_STATUS_TRANSITION = 409, "This status change is not allowed"
+    LEGAL_HOLD = 409, "The case is under a legal hold"
     PAYLOAD_TOO_LARGE = 413, "The request body is too large"
     UNSUPPORTED_MEDIA_TYPE = 415, "The content type is not supported"
     RANGE_NOT_SATISFIABLE = 416, "The requested range is outside the document"
@@ -76,6 +77,11 @@ class Conflict(AppError, code=ErrorCode.CONFLICT): ...
 
 
 class InvalidStatusTransition(AppError, code=ErrorCode.INVALID_STATUS_TRANSITION): ...
+
+
+class LegalHoldActive(AppError, code=ErrorCode.LEGAL_HOLD):
+    """Deleting, purging or replacing the content of a held case or its documents
+    (docs/api-conventions.md#legal-holds)."""
 
 
 class PayloadTooLarge(AppError, code=ErrorCode.PAYLOAD_TOO_LARGE): ...

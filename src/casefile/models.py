@@ -10,6 +10,7 @@ from casefile.db import Base
 from casefile.documents.models import Blob, Document
 from casefile.events.models import Event
 from casefile.groups.models import Group, GroupMember
+from casefile.holds.models import LegalHold
 from casefile.search.models import Passage
 from casefile.users.models import User
 from casefile.webhooks.models import Delivery, DeliveryAttempt, Webhook
@@ -33,6 +34,7 @@ __all__ = [
     "Event",
     "Group",
     "GroupMember",
+    "LegalHold",
     "Passage",
     "RefreshToken",
     "RevokedSession",

@@ -184,7 +184,9 @@ class Writer(threading.Thread):
                     doc = upload(admin, case["id"], content, "live.txt")
                     self.source.uploaded[doc["id"]] = content
                     if previous is not None:
+                        # Deleted for good (trash, then purge): its content is removed.
                         ok(admin.delete(f"/documents/{previous}"))
+                        ok(admin.delete(f"/admin/trash/{previous}"))
                         if self.backup_running.is_set():
                             self.source.deleted_during.add(previous)
                     previous = doc["id"]
@@ -405,10 +407,12 @@ def test_the_backup_lock_keeps_a_file_whose_document_is_deleted_during_a_backup(
             gone_file = content / gone["sha256"][:2] / gone["sha256"][2:4] / gone["sha256"]
 
             ok(admin.delete(f"/documents/{gone['id']}"))
+            ok(admin.delete(f"/admin/trash/{gone['id']}"))  # deleted for good: trash, then purge
             assert not gone_file.exists()  # the normal case: the last document goes, so does the file
 
             with backup_lock(data_dir):  # exactly what `casefile backup` holds while it runs
                 ok(admin.delete(f"/documents/{kept['id']}"))
+                ok(admin.delete(f"/admin/trash/{kept['id']}"))
                 assert kept_file.exists()
             assert kept_file.exists()  # left for later: the backup's snapshot may have needed it
             assert api.sql("SELECT count(*) FROM blobs WHERE sha256 = :s", s=kept["sha256"]) == [(1,)]

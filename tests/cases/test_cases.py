@@ -204,7 +204,11 @@ def test_delete_emits_and_removes(api: Api, admin: httpx.Client) -> None:
     api_error(admin.get(f"/cases/{case['id']}"), 404, "NOT_FOUND")
     api_error(admin.delete(f"/cases/{case['id']}"), 404, "NOT_FOUND")
     assert api.events("case.deleted", case_id=case["id"])
-    assert api.sql("SELECT count(*) FROM case_assignees WHERE case_id = :id", id=case["id"])[0][0] == 0
+    # A deleted case is in the trash (tests/trash), assignees and all, until it is purged.
+    assignees = "SELECT count(*) FROM case_assignees WHERE case_id = :id"
+    assert api.sql(assignees, id=case["id"])[0][0] == 1
+    ok(admin.delete(f"/admin/trash/{case['id']}"))
+    assert api.sql(assignees, id=case["id"])[0][0] == 0
 
 
 def test_failed_change_records_no_event(api: Api, admin: httpx.Client) -> None:

@@ -42,6 +42,7 @@ def test_defaults_come_from_the_settings(fresh: Api) -> None:
         "webhooks": {
             "default_retry_policy": {"max_attempts": 5, "backoff_multiplier": 2.0, "initial_delay": 60}
         },
+        "retention": {"trash_days": 30},
         "updated_at": None,
         "updated_by": None,
     }
@@ -76,6 +77,7 @@ def test_upload_limits_change_at_once_and_null_restores_the_default(fresh: Api) 
         ({"uploads": {"allowed_types": ["application/x-msdownload"]}}, "uploads.allowed_types"),
         ({"uploads": {"allowed_types": []}}, "uploads.allowed_types"),
         ({"ai": {"enabled": "sometimes"}}, "ai.enabled"),
+        ({"retention": {"trash_days": 0}}, "retention.trash_days"),
         ({"ai": {"colour": "blue"}}, "ai.colour"),
         ({"storage": {}}, "storage"),
         (

@@ -246,10 +246,14 @@ def test_identical_uploads_share_one_file_until_the_last_goes(
     assert second["sha256"] == sha
     assert [p for p in storage.files() if p.name == sha] == [storage.path_of(sha)]
     assert api.sql("SELECT count(*) FROM blobs WHERE sha256 = :s", s=sha)[0][0] == 1
+    # Deleting moves to the trash; the purge is what removes content (docs/api-conventions.md#trash).
     ok(admin.delete(f"/documents/{first['id']}"))
+    ok(admin.delete(f"/admin/trash/{first['id']}"))
     assert storage.path_of(sha).read_bytes() == content
     assert admin.get(f"/documents/{second['id']}/content").content == content
     ok(admin.delete(f"/documents/{second['id']}"))
+    assert storage.path_of(sha).read_bytes() == content  # in the trash, content kept
+    ok(admin.delete(f"/admin/trash/{second['id']}"))
     assert not storage.path_of(sha).exists()
     assert api.sql("SELECT count(*) FROM blobs WHERE sha256 = :s", s=sha)[0][0] == 0
 
@@ -266,11 +270,13 @@ def test_concurrent_uploads_and_deletes_of_the_same_bytes_lose_nothing(
         with api.client(token=token) as c:
             doc = ok(upload(c, case["id"], content, f"copy-{i}.txt"), 201)
             ok(c.delete(f"/documents/{doc['id']}"))
+            ok(c.delete(f"/admin/trash/{doc['id']}"))
 
     with ThreadPoolExecutor(6) as pool:
         list(pool.map(churn, range(12)))
     assert admin.get(f"/documents/{keeper['id']}/content").content == content
     ok(admin.delete(f"/documents/{keeper['id']}"))
+    ok(admin.delete(f"/admin/trash/{keeper['id']}"))
     assert not storage.path_of(keeper["sha256"]).exists()
 
 
@@ -344,24 +350,37 @@ def test_update_metadata(api: Api, admin: httpx.Client, case) -> None:
     api_error(admin.patch("/documents/doc_nope", json={"title": "x"}), 404, "NOT_FOUND")
 
 
-def test_delete_removes_row_content_and_emits(api: Api, admin: httpx.Client, case, storage) -> None:
+def test_delete_trashes_then_purge_removes_row_content_and_emits(
+    api: Api, admin: httpx.Client, case, storage
+) -> None:
     doc = ok(upload(admin, case["id"], b"to be deleted " + case["id"].encode()), 201)
     assert ok(admin.delete(f"/documents/{doc['id']}")) == {"id": doc["id"], "deleted": True}
     api_error(admin.get(f"/documents/{doc['id']}"), 404, "NOT_FOUND")
     api_error(admin.get(f"/documents/{doc['id']}/content"), 404, "NOT_FOUND")
-    assert not storage.path_of(doc["sha256"]).exists()
     [event] = api.events("document.deleted", document_id=doc["id"])
     assert event["reason"] == "deleted" and event["case_id"] == case["id"]
+    assert storage.path_of(doc["sha256"]).exists()  # in the trash until purged
+    ok(admin.delete(f"/admin/trash/{doc['id']}"))
+    assert not storage.path_of(doc["sha256"]).exists()
+    assert api.sql("SELECT count(*) FROM documents WHERE id = :id", id=doc["id"])[0][0] == 0
+    assert api.events("document.purged", document_id=doc["id"], reason="purged")
 
 
-def test_deleting_a_case_removes_its_documents_and_content(api: Api, admin: httpx.Client, storage) -> None:
+def test_deleting_a_case_trashes_its_documents_and_purging_removes_content(
+    api: Api, admin: httpx.Client, storage
+) -> None:
     case = new_case(admin)
     docs = [ok(upload(admin, case["id"], f"exhibit {i} {case['id']}".encode()), 201) for i in range(3)]
     ok(admin.delete(f"/cases/{case['id']}"))
     for doc in docs:
         api_error(admin.get(f"/documents/{doc['id']}"), 404, "NOT_FOUND")
-        assert not storage.path_of(doc["sha256"]).exists()
+        assert storage.path_of(doc["sha256"]).exists()
         assert api.events("document.deleted", document_id=doc["id"], reason="case_deleted")
+    ok(admin.delete(f"/admin/trash/{case['id']}"))
+    for doc in docs:
+        assert not storage.path_of(doc["sha256"]).exists()
+        assert api.events("document.purged", document_id=doc["id"], reason="case_purged")
+    assert api.events("case.purged", case_id=case["id"], reason="purged")
 
 
 def test_document_listing(admin: httpx.Client) -> None:

@@ -277,7 +277,16 @@ def test_deleted_document_disappears(search_api: Api, admin: httpx.Client) -> No
     ok(admin.delete(f"/documents/{doc.id}"))
     assert doc.id not in hit_ids(search(admin, word)[0])
     assert doc.id not in hit_ids(search(admin, "fire aboard a ship in the harbour")[0])
-    assert search_api.sql("SELECT count(*) FROM passages WHERE document_id = :d", d=doc.id)[0][0] == 0
+    passages = "SELECT count(*) FROM passages WHERE document_id = :d"
+    assert search_api.sql(passages, d=doc.id)[0][0] > 0  # in the trash: kept until purged
+    # Restored, it is found again, by meaning too (its passages stayed in the vector index).
+    ok(admin.post(f"/admin/trash/{doc.id}/restore"))
+    assert text_hits(search(admin, word)[0]) == [doc.id]
+    assert doc.id in hit_ids(search(admin, "fire aboard a ship in the harbour")[0])
+    ok(admin.delete(f"/documents/{doc.id}"))
+    ok(admin.delete(f"/admin/trash/{doc.id}"))
+    assert doc.id not in hit_ids(search(admin, "fire aboard a ship in the harbour")[0])
+    assert search_api.sql(passages, d=doc.id)[0][0] == 0
 
 
 def test_deleted_case_takes_its_hits_along(search_api: Api, admin: httpx.Client) -> None:

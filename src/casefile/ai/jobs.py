@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from casefile.ai.models import AiJob
 from casefile.clock import utcnow
 from casefile.db import after_commit
-from casefile.documents.models import Document
+from casefile.documents.models import Document, not_trashed
 from casefile.events import catalogue
 from casefile.events.outbox import emit
 from casefile.runtime import Runtime
@@ -180,7 +180,11 @@ async def _give_up(session: AsyncSession, job: AiJob, reason: str) -> None:
 async def has_processed_documents(session: AsyncSession, case_id: str) -> bool:
     return bool(
         await session.scalar(
-            select(exists().where(Document.case_id == case_id, Document.processing_status == "completed"))
+            select(
+                exists().where(
+                    Document.case_id == case_id, Document.processing_status == "completed", not_trashed()
+                )
+            )
         )
     )
 
@@ -189,7 +193,7 @@ async def processed_documents(session: AsyncSession, case_id: str) -> list[tuple
     """(id, title, ai) of the case's processed documents, oldest first: a case summary's input."""
     rows = await session.execute(
         select(Document.id, Document.title, Document.ai)
-        .where(Document.case_id == case_id, Document.processing_status == "completed")
+        .where(Document.case_id == case_id, Document.processing_status == "completed", not_trashed())
         .order_by(Document.uploaded_at, Document.id)
     )
     return [(row.id, row.title, row.ai) for row in rows if row.ai]

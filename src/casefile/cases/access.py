@@ -80,7 +80,9 @@ def visible_to(principal: Principal) -> ColumnElement[bool]:
     user_id = principal.user_id
     if user_id is None:  # a key whose creator is gone acts as nobody
         return false()
-    conditions: list[ColumnElement[bool]] = [Case.id.not_in(_cases_naming(CaseWall, user_id))]
+    # A trashed case is gone for everyone, administrators included, until restored through
+    # /admin/trash (docs/api-conventions.md#trash).
+    conditions: list[ColumnElement[bool]] = [not_trashed(), Case.id.not_in(_cases_naming(CaseWall, user_id))]
     if principal.key_case_ids is not None:
         conditions.append(Case.id.in_(sorted(principal.key_case_ids)) if principal.key_case_ids else false())
     if not principal.acts_as_admin:
@@ -120,6 +122,12 @@ async def require_level(session: AsyncSession, principal: Principal, case: Case,
     """403 when the caller, who can see `case`, has less than `level` on it."""
     if level > Level.READ and await level_on(session, principal, case) < level:
         raise case_access_missing(level.label)
+
+
+def not_trashed() -> ColumnElement[bool]:
+    """SQL condition on `cases`: not in the trash. Part of `visible_to`; on its own only where no
+    caller is involved (a case's lookup by id, background work)."""
+    return Case.deleted_at.is_(None)
 
 
 async def case_for(

@@ -30,6 +30,9 @@ class Case(Base):
     ai: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # the case summary, once summarized
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # In the trash since (docs/api-conventions.md#trash): hidden everywhere, kept until purged.
+    deleted_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    deleted_by: Mapped[str | None] = mapped_column(String(40))
 
     assignees: Mapped[list[CaseAssignee]] = relationship(
         cascade="all, delete-orphan",
@@ -49,6 +52,8 @@ class Case(Base):
         Index("ix_cases_case_type_lower_created_at", func.lower(case_type), "created_at", "id"),
         Index("ix_cases_priority_created_at", "priority", "created_at", "id"),
         Index("ix_cases_jurisdiction_lower", func.lower(jurisdiction)),
+        # The trash listing and the retention purge read only trashed rows.
+        Index("ix_cases_deleted_at", "deleted_at"),
     )
 
     @property

@@ -9,11 +9,16 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from casefile.cases.models import Case, CaseAssignee, CaseNumberCounter
 from casefile.cases.schemas import PRIORITIES, STATUSES, CaseOut
 from casefile.db import dialect_insert, dialect_name, get_or_404
+from casefile.errors import NotFound
 from casefile.listing import ListSpec, ignoring_case
 
 
 async def get_case(session: AsyncSession, case_id: str) -> Case:
-    return await get_or_404(session, Case, case_id, "Case not found")
+    """The case, or 404 when it does not exist or is in the trash (docs/api-conventions.md#trash)."""
+    case = await get_or_404(session, Case, case_id, "Case not found")
+    if case.deleted_at is not None:
+        raise NotFound("Case not found")
+    return case
 
 
 def search_condition(session: AsyncSession, words: list[str]) -> TextClause:

@@ -84,12 +84,11 @@ async def update_case(
 
 
 @router.delete("/{case_id}", response_model=Envelope[DeletedOut])
-async def delete_case(
-    principal: CasesDelete, case: CaseToWrite, session: SessionDep, runtime: RuntimeDep
-) -> JSONResponse:
-    """Delete the case with its documents and their content. Emits `document.deleted` for each
-    document and `case.deleted`."""
-    await service.delete_case(session, runtime, principal, case)
+async def delete_case(principal: CasesDelete, case: CaseToWrite, session: SessionDep) -> JSONResponse:
+    """Move the case and its documents to the trash (restored or purged in `/admin/trash`); needs
+    `write` on the case. Emits `document.deleted` for each document and `case.deleted`. 409
+    `LEGAL_HOLD` while the case is under a legal hold."""
+    await service.delete_case(session, principal, case)
     return envelope.deleted(case.id)
 
 

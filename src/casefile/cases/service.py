@@ -32,8 +32,8 @@ from casefile.errors import ErrorDetail, InvalidStatusTransition, NotFound, Vali
 from casefile.events import catalogue
 from casefile.events.outbox import emit
 from casefile.groups.models import Group
+from casefile.holds.repository import ensure_no_hold
 from casefile.listing import ListQuery, fetch_page
-from casefile.runtime import Runtime
 from casefile.users.models import User
 
 AUTO_NUMBER_ATTEMPTS = 5
@@ -164,13 +164,17 @@ async def update_case(session: AsyncSession, actor: Principal, case: Case, body:
     return case
 
 
-async def delete_case(session: AsyncSession, runtime: Runtime, actor: Principal, case: Case) -> None:
-    """Delete the case with its documents and (after the commit) their content."""
+async def delete_case(session: AsyncSession, actor: Principal, case: Case) -> None:
+    """Move the case to the trash with its documents (docs/api-conventions.md#trash): hidden
+    everywhere, content kept until purged. Not while a legal hold is active."""
+    await ensure_no_hold(session, case.id, "deleting the case")
+    now = utcnow()
     documents = await documents_service.documents_of_case(session, case.id)
-    await documents_service.remove_documents(session, runtime, actor, documents, reason="case_deleted")
-    await emit(session, "case.deleted", catalogue.case_deleted(case, actor.actor_id))
-    await session.delete(case)
+    await documents_service.trash_documents(session, actor, documents, at=now, with_case=True)
+    case.deleted_at = now
+    case.deleted_by = actor.actor_id
     await session.flush()
+    await emit(session, "case.deleted", catalogue.case_deleted(case, actor.actor_id))
 
 
 async def _check_may_assign(session: AsyncSession, actor: Principal, case: Case) -> None:

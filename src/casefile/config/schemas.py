@@ -51,6 +51,15 @@ class Webhooks(InModel):
     default_retry_policy: RetryPolicy
 
 
+# Trashed cases and documents are purged after this many days (docs/api-conventions.md#trash).
+DEFAULT_TRASH_DAYS = 30
+MAX_TRASH_DAYS = 3650
+
+
+class Retention(InModel):
+    trash_days: int = Field(ge=1, le=MAX_TRASH_DAYS)
+
+
 class Config(InModel):
     """The effective configuration: every field has a value."""
 
@@ -58,6 +67,7 @@ class Config(InModel):
     uploads: Uploads
     ai: Ai
     webhooks: Webhooks
+    retention: Retention
 
 
 class ConfigOut(Config):
@@ -90,6 +100,10 @@ class WebhooksPatch(InModel):
     default_retry_policy: RetryPolicyPatch | None = None
 
 
+class RetentionPatch(InModel):
+    trash_days: int | None = Field(default=None, ge=1, le=MAX_TRASH_DAYS)
+
+
 class ConfigPatch(InModel):
     """Only the fields given change; a field given as null returns to its default (for the
     maintenance window: none). The result is validated as a whole (e.g. end after start)."""
@@ -98,3 +112,4 @@ class ConfigPatch(InModel):
     uploads: UploadsPatch | None = None
     ai: AiPatch | None = None
     webhooks: WebhooksPatch | None = None
+    retention: RetentionPatch | None = None

@@ -12,7 +12,7 @@ from casefile.audit import service as audit
 from casefile.auth.permissions import Principal
 from casefile.clock import utcnow
 from casefile.config.models import CONFIG_ROW_ID, SystemConfig
-from casefile.config.schemas import Config, ConfigOut, ConfigPatch
+from casefile.config.schemas import DEFAULT_TRASH_DAYS, Config, ConfigOut, ConfigPatch
 from casefile.documents.sniff import SUPPORTED_TYPES
 from casefile.error_handlers import validation_details
 from casefile.errors import ValidationFailed
@@ -29,6 +29,7 @@ def defaults(settings: Settings) -> dict[str, Any]:
         "uploads": {"max_size_bytes": settings.max_upload_bytes, "allowed_types": sorted(SUPPORTED_TYPES)},
         "ai": {"enabled": settings.ai_enabled},
         "webhooks": {"default_retry_policy": RetryPolicy().model_dump()},
+        "retention": {"trash_days": DEFAULT_TRASH_DAYS},
     }
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, ForeignKey, Index, String, Text, func
+from sqlalchemy import JSON, BigInteger, Boolean, ColumnElement, ForeignKey, Index, String, Text, false, func
 from sqlalchemy.orm import Mapped, mapped_column
 
 from casefile.clock import new_id, utcnow
@@ -30,12 +30,25 @@ class Document(Base):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     processing_status: Mapped[str] = mapped_column(String(20), default="pending")
     ai: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    # In the trash since (docs/api-conventions.md#trash): hidden everywhere, content kept until
+    # purged. `deleted_with_case`: trashed by its case's deletion, so restoring the case brings it
+    # back (a document trashed on its own before stays in the trash).
+    deleted_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    deleted_by: Mapped[str | None] = mapped_column(String(40))
+    deleted_with_case: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
     __table_args__ = (
         Index("ix_documents_case_id_uploaded_at", "case_id", "uploaded_at", "id"),
         Index("ix_documents_case_id_title", "case_id", func.lower(title), "id"),
         Index("ix_documents_case_id_file_size", "case_id", "file_size", "id"),
+        Index("ix_documents_deleted_at", "deleted_at"),
     )
+
+
+def not_trashed() -> ColumnElement[bool]:
+    """SQL condition on `documents`: the document is not in the trash. Every query that reads
+    documents (lists, reads, search passages and titles, ask, summaries) adds it."""
+    return Document.deleted_at.is_(None)
 
 
 class Blob(Base):

@@ -18,7 +18,6 @@ from casefile.documents.dependencies import (
     DocumentsDelete,
     DocumentsRead,
     DocumentsWrite,
-    DocumentToWrite,
 )
 from casefile.documents.models import Document
 from casefile.documents.schemas import DocumentOut, DocumentUpdate
@@ -196,11 +195,11 @@ def _single_range(header: str | None, size: int) -> tuple[int, int] | None:
 
 
 @router.delete("/documents/{document_id}", response_model=Envelope[DeletedOut])
-async def delete_document(
-    principal: DocumentsDelete, document: DocumentToWrite, session: SessionDep, runtime: RuntimeDep
-) -> JSONResponse:
-    """Delete the document and, when no other document shares it, its content. Emits `document.deleted`."""
-    await service.delete_document(session, runtime, principal, document)
+async def delete_document(document_id: str, principal: DocumentsDelete, session: SessionDep) -> JSONResponse:
+    """Move the document to the trash (restored or purged, with its content, in `/admin/trash`).
+    Emits `document.deleted`. 409 `LEGAL_HOLD` while its case is under a legal hold."""
+    # Loaded in the service, after its case's row lock (see service.delete_document).
+    document = await service.delete_document(session, principal, document_id)
     return envelope.deleted(document.id)
 
 

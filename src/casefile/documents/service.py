@@ -1,8 +1,8 @@
-"""Document rules: uploads (streamed, sniffed, content-addressed), reads, updates, deletion, and
-the lifetime of shared content files.
+"""Document rules: uploads (streamed, sniffed, content-addressed), reads, updates, deletion (to
+the trash) and purge, and the lifetime of shared content files.
 
 Content lifetime: a `blobs` row per stored file. An upload upserts the row (which locks it)
-before it places the file; a deletion, after its commit, collects the content in a transaction of
+before it places the file; a purge, after its commit, collects the content in a transaction of
 its own that locks the row, and removes row and file only if no document refers to the content.
 So an upload and a collection of the same content never interleave, and a file is only ever
 removed when no committed document needs it.
@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import AsyncIterator
+from datetime import datetime
 from functools import partial
 from typing import Any
 
@@ -26,7 +27,7 @@ from casefile.cases.models import Case
 from casefile.clock import utcnow
 from casefile.config.service import load as load_config
 from casefile.db import after_commit, commit_early, dialect_insert, dialect_name, get_or_404
-from casefile.documents.models import Blob, Document
+from casefile.documents.models import Blob, Document, not_trashed
 from casefile.documents.schemas import (
     PROCESSING_STATUSES,
     TITLE_REQUIRED,
@@ -36,9 +37,10 @@ from casefile.documents.schemas import (
 )
 from casefile.documents.sniff import detect
 from casefile.documents.upload import FILE_FIELD, receive_upload
-from casefile.errors import UnsupportedMediaType, ValidationFailed
+from casefile.errors import NotFound, UnsupportedMediaType, ValidationFailed
 from casefile.events import catalogue
 from casefile.events.outbox import emit
+from casefile.holds.repository import ensure_no_hold
 from casefile.listing import ListQuery, ListSpec, any_of_ignoring_case, fetch_page
 from casefile.runtime import Runtime
 from casefile.storage import content_removal_allowed
@@ -89,24 +91,35 @@ def safe_file_name(name: str) -> str:
 
 
 async def get_document(session: AsyncSession, document_id: str) -> Document:
-    return await get_or_404(session, Document, document_id, "Document not found")
+    """The document, or 404 when it does not exist or is in the trash (with its case or alone)."""
+    document = await get_or_404(session, Document, document_id, "Document not found")
+    if document.deleted_at is not None:
+        raise NotFound("Document not found")
+    return document
 
 
 async def document_for(
     session: AsyncSession, principal: Principal, document_id: str, level: Level = Level.READ
 ) -> Document:
     """The document if the caller may see its case (else 404, exactly as for a document that
-    does not exist) with `level` on it (else 403)."""
-    document = await get_document(session, document_id)
+    does not exist) with `level` on it (else 403).
+
+    In a write transaction the case's row is locked before the document's (as `case_for` and
+    `get_document` lock them): the one order every path that locks both takes (deleting or
+    purging a case or a document, placing a hold), so that none deadlock."""
+    case_id = await session.scalar(select(Document.case_id).where(Document.id == document_id))
+    if case_id is None:  # a document never changes case, so this unlocked read is safe
+        raise NotFound("Document not found")
     try:
-        await case_for(session, principal, document.case_id, level)
+        await case_for(session, principal, case_id, level)
     except CaseNotVisible as exc:
-        raise CaseNotVisible(document.case_id, "Document not found") from exc
-    return document
+        raise CaseNotVisible(case_id, "Document not found") from exc
+    return await get_document(session, document_id)
 
 
 async def list_documents(session: AsyncSession, case: Case, query: ListQuery) -> tuple[list[Document], int]:
-    return await fetch_page(session, DOCUMENT_LIST, query, conditions=[Document.case_id == case.id])
+    conditions = [Document.case_id == case.id, not_trashed()]
+    return await fetch_page(session, DOCUMENT_LIST, query, conditions=conditions)
 
 
 async def upload_document(
@@ -243,24 +256,50 @@ async def update_document(
     return document
 
 
-async def delete_document(
-    session: AsyncSession, runtime: Runtime, actor: Principal, document: Document
-) -> None:
-    await remove_documents(session, runtime, actor, [document], reason="deleted")
+async def delete_document(session: AsyncSession, actor: Principal, document_id: str) -> Document:
+    """Move the document to the trash (docs/api-conventions.md#trash); its content stays until
+    the purge. Not while its case is under a legal hold.
+
+    Needs `write` on its case; the case's row is locked before the document's (`document_for`),
+    the order a case's deletion takes them in: a document and its case deleted at once never
+    deadlock."""
+    document = await document_for(session, actor, document_id, Level.WRITE)
+    await ensure_no_hold(session, document.case_id, "deleting its documents")
+    await trash_documents(session, actor, [document], at=utcnow(), with_case=False)
+    return document
 
 
-async def remove_documents(
-    session: AsyncSession, runtime: Runtime, actor: Principal, documents: list[Document], *, reason: str
+async def trash_documents(
+    session: AsyncSession, actor: Principal, documents: list[Document], *, at: datetime, with_case: bool
 ) -> None:
-    """Delete documents (emitting `document.deleted` for each) and, once that has committed,
-    collect their content."""
+    """Move documents to the trash, emitting `document.deleted` for each (`reason` `deleted`, or
+    `case_deleted` when `with_case`: they then come back when the case is restored)."""
+    reason = "case_deleted" if with_case else "deleted"
     for document in documents:
+        document.deleted_at = at
+        document.deleted_by = actor.actor_id
+        document.deleted_with_case = with_case
         await emit(session, "document.deleted", catalogue.document_deleted(document, actor.actor_id, reason))
+    await session.flush()
+
+
+async def purge_documents(
+    session: AsyncSession, runtime: Runtime, documents: list[Document], *, purged_by: str | None, reason: str
+) -> None:
+    """Delete documents for good (emitting `document.purged` for each) and, once that has
+    committed, collect their content. The callers have checked for legal holds."""
+    for document in documents:
+        await emit(session, "document.purged", catalogue.document_purged(document, purged_by, reason))
         await session.delete(document)
     await session.flush()
     for sha256 in {d.sha256 for d in documents}:
         after_commit(session, partial(collect_content, runtime, sha256))
 
 
-async def documents_of_case(session: AsyncSession, case_id: str) -> list[Document]:
-    return list(await session.scalars(select(Document).where(Document.case_id == case_id)))
+async def documents_of_case(
+    session: AsyncSession, case_id: str, *, include_trashed: bool = False
+) -> list[Document]:
+    statement = select(Document).where(Document.case_id == case_id)
+    if not include_trashed:
+        statement = statement.where(not_trashed())
+    return list(await session.scalars(statement))

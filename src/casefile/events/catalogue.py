@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from casefile.cases.models import Case
     from casefile.documents.models import Document
     from casefile.groups.models import Group
+    from casefile.holds.models import LegalHold
     from casefile.users.models import User
 
 EVENT_NAMES: tuple[str, ...] = (
@@ -24,10 +25,16 @@ EVENT_NAMES: tuple[str, ...] = (
     "case.assigned",
     "case.deleted",
     "case.access_changed",
+    "case.restored",
+    "case.purged",
+    "case.hold_placed",
+    "case.hold_released",
     "document.uploaded",
     "document.processed",
     "document.updated",
     "document.deleted",
+    "document.restored",
+    "document.purged",
     "group.created",
     "group.updated",
     "group.members_changed",
@@ -113,6 +120,41 @@ def case_deleted(case: Case, deleted_by: str | None) -> dict[str, Any]:
     }
 
 
+def case_restored(case: Case, restored_by: str | None, document_ids: list[str]) -> dict[str, Any]:
+    """`document_ids`: the documents that came back with it (those trashed with the case)."""
+    return {
+        "case_id": case.id,
+        "case_number": case.case_number,
+        "restored_by": restored_by,
+        "document_ids": document_ids,
+        "restored_at": format_timestamp(utcnow()),
+    }
+
+
+def case_purged(case: Case, purged_by: str | None, reason: str) -> dict[str, Any]:
+    """`reason`: `purged` (DELETE /admin/trash/{id}) or `retention` (older than trash_days)."""
+    return {
+        "case_id": case.id,
+        "case_number": case.case_number,
+        "purged_by": purged_by,
+        "reason": reason,
+        "purged_at": format_timestamp(utcnow()),
+    }
+
+
+def _hold(hold: LegalHold) -> dict[str, Any]:
+    return {"hold_id": hold.id, "case_id": hold.case_id, "reason": hold.reason}
+
+
+def case_hold_placed(hold: LegalHold) -> dict[str, Any]:
+    return {**_hold(hold), "placed_by": hold.created_by, "placed_at": format_timestamp(hold.created_at)}
+
+
+def case_hold_released(hold: LegalHold) -> dict[str, Any]:
+    released_at = format_timestamp(hold.released_at) if hold.released_at else None
+    return {**_hold(hold), "released_by": hold.released_by, "released_at": released_at}
+
+
 def user_login(user: User, method: str) -> dict[str, Any]:
     return {"user_id": user.id, "email": user.email, "method": method, "at": format_timestamp(utcnow())}
 
@@ -157,6 +199,31 @@ def document_deleted(document: Document, deleted_by: str | None, reason: str) ->
         "deleted_by": deleted_by,
         "reason": reason,
         "deleted_at": format_timestamp(utcnow()),
+    }
+
+
+def document_restored(document: Document, restored_by: str | None, reason: str) -> dict[str, Any]:
+    """`reason`: `restored` (on its own) or `case_restored` (with its case)."""
+    return {
+        "document_id": document.id,
+        "case_id": document.case_id,
+        "title": document.title,
+        "restored_by": restored_by,
+        "reason": reason,
+        "restored_at": format_timestamp(utcnow()),
+    }
+
+
+def document_purged(document: Document, purged_by: str | None, reason: str) -> dict[str, Any]:
+    """`reason`: `purged`, `case_purged` or `retention`."""
+    return {
+        "document_id": document.id,
+        "case_id": document.case_id,
+        "title": document.title,
+        "sha256": document.sha256,
+        "purged_by": purged_by,
+        "reason": reason,
+        "purged_at": format_timestamp(utcnow()),
     }
 
 

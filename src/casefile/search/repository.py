@@ -32,7 +32,7 @@ from casefile.cases.models import Case
 from casefile.cases.repository import search_condition
 from casefile.clock import utcnow
 from casefile.db import dialect_name
-from casefile.documents.models import Document
+from casefile.documents.models import Document, not_trashed
 from casefile.nlp.types import EMBEDDING_DIM, TextPassage, Vectors
 from casefile.search.models import Passage
 
@@ -140,7 +140,7 @@ async def _passages_where(
         select(*_PASSAGE_COLUMNS)
         .join(Document, Document.id == Passage.document_id)
         .join(Case, Case.id == Document.case_id)
-        .where(visible, *conditions)
+        .where(visible, not_trashed(), *conditions)
     )
     return [_passage(row) for row in (await session.execute(statement)).all()]
 
@@ -187,12 +187,12 @@ async def fulltext_passages(
     case_id: str | None = None,
 ) -> list[int]:
     """Ids of passages containing any of `words` (stemmed) in cases the caller may see
-    (`visible`), best first: BM25 on SQLite, cover density on PostgreSQL; passages with more (and
-    rarer) words rank higher. The access rule is part of the query, so hidden matters never take
-    the places of visible ones."""
+    (`visible`) and documents not in the trash, best first: BM25 on SQLite, cover density on
+    PostgreSQL; passages with more (and rarer) words rank higher. The access rule is part of the
+    query, so hidden matters never take the places of visible ones."""
     if not words:
         return []
-    conditions: list[ColumnElement[bool]] = [visible]
+    conditions: list[ColumnElement[bool]] = [visible, not_trashed()]
     if case_id is not None:
         conditions.append(Passage.case_id == case_id)
     statement: Select[Any]
@@ -201,6 +201,7 @@ async def fulltext_passages(
         search_vector: ColumnElement[Any] = literal_column("passages.search_vector")
         statement = (
             select(Passage.id)
+            .join(Document, Document.id == Passage.document_id)
             .join(Case, Case.id == Passage.case_id)
             .where(search_vector.bool_op("@@")(tsquery), *conditions)
             .order_by(func.ts_rank_cd(search_vector, tsquery).desc(), Passage.id)
@@ -209,6 +210,7 @@ async def fulltext_passages(
         statement = (
             select(_PASSAGES_FTS.c.rowid)
             .join(Passage, Passage.id == _PASSAGES_FTS.c.rowid)
+            .join(Document, Document.id == Passage.document_id)
             .join(Case, Case.id == Passage.case_id)
             .where(
                 text("passages_fts MATCH :fts_query").bindparams(
@@ -239,7 +241,7 @@ async def documents_by_title(
     statement = (
         select(Document.id, Document.title, Document.case_id)
         .join(Case, Case.id == Document.case_id)
-        .where(visible, *(title.contains(word, autoescape=True) for word in words))
+        .where(visible, not_trashed(), *(title.contains(word, autoescape=True) for word in words))
         .order_by(Document.uploaded_at.desc(), Document.id.desc())
         .limit(limit)
     )
@@ -273,7 +275,7 @@ async def case_passages(session: AsyncSession, case_id: str) -> CasePassages:
     statement = (
         select(*_PASSAGE_COLUMNS, Passage.embedding)
         .join(Document, Document.id == Passage.document_id)
-        .where(Passage.case_id == case_id, Document.case_id == case_id)
+        .where(Passage.case_id == case_id, Document.case_id == case_id, not_trashed())
         .order_by(Passage.id)
     )
     rows = (await session.execute(statement)).all()

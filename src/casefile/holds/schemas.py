@@ -1,0 +1,30 @@
+from __future__ import annotations
+
+from pydantic import Field
+
+from casefile.holds.models import LegalHold
+from casefile.listing import ListSpec
+from casefile.schemas import InModel, OutModel, Timestamp
+
+
+class HoldCreate(InModel):
+    reason: str = Field(min_length=1, max_length=2000)
+
+
+class HoldOut(OutModel):
+    id: str
+    case_id: str
+    reason: str
+    created_by: str | None
+    created_at: Timestamp
+    released_at: Timestamp | None
+    released_by: str | None
+
+
+HOLD_LIST = ListSpec(
+    model=LegalHold,
+    sortable={"created_at": LegalHold.created_at},
+    default_sort="created_at",
+    tiebreak=LegalHold.id,
+    output_fields=frozenset(HoldOut.model_fields),
+)

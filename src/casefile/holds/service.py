@@ -1,0 +1,47 @@
+"""Placing, listing and releasing legal holds (docs/api-conventions.md#legal-holds). What a hold
+blocks is checked where the blocked change happens, through `holds.repository.ensure_no_hold`."""
+
+from __future__ import annotations
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from casefile.auth.permissions import Principal
+from casefile.cases.access import Level, case_for
+from casefile.clock import utcnow
+from casefile.db import get_or_404
+from casefile.events import catalogue
+from casefile.events.outbox import emit
+from casefile.holds.models import LegalHold
+from casefile.holds.schemas import HOLD_LIST, HoldCreate
+from casefile.listing import ListQuery, fetch_page
+
+
+async def place_hold(session: AsyncSession, actor: Principal, case_id: str, body: HoldCreate) -> LegalHold:
+    # `case_for` locks the case's row: that orders this with a concurrent deletion or purge in the
+    # case (they lock it too, holds.repository.ensure_no_hold): that one finished first (a trashed
+    # case is then 404 here), or it waits for this hold and then sees it.
+    await case_for(session, actor, case_id, Level.MANAGE)
+    hold = LegalHold(case_id=case_id, reason=body.reason, created_by=actor.actor_id, created_at=utcnow())
+    session.add(hold)
+    await session.flush()
+    await emit(session, "case.hold_placed", catalogue.case_hold_placed(hold))
+    return hold
+
+
+async def list_holds(
+    session: AsyncSession, principal: Principal, case_id: str, query: ListQuery
+) -> tuple[list[LegalHold], int]:
+    await case_for(session, principal, case_id)
+    return await fetch_page(session, HOLD_LIST, query, conditions=[LegalHold.case_id == case_id])
+
+
+async def release_hold(session: AsyncSession, actor: Principal, hold_id: str) -> LegalHold:
+    """Release an active hold (emits `case.hold_released`); releasing a released hold changes
+    nothing and emits nothing."""
+    hold = await get_or_404(session, LegalHold, hold_id, "Legal hold not found")
+    if hold.released_at is None:
+        hold.released_at = utcnow()
+        hold.released_by = actor.actor_id
+        await session.flush()
+        await emit(session, "case.hold_released", catalogue.case_hold_released(hold))
+    return hold

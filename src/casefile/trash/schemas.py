@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any, Literal
+
+from casefile.clock import format_timestamp
+from casefile.listing import ListSpec
+from casefile.schemas import OutModel, Timestamp
+from casefile.trash.models import TrashItem
+
+RESOURCE_TYPES = ("case", "document")
+
+
+class TrashItemOut(OutModel):
+    id: str  # the case's or document's own id
+    resource_type: Literal["case", "document"]
+    case_id: str
+    deleted_at: Timestamp
+    deleted_by: str | None
+    purge_after: Timestamp  # deleted_at + retention.trash_days: the retention purge's date
+
+    @classmethod
+    def dump_item(cls, item: TrashItem, trash_days: int) -> dict[str, Any]:
+        return {
+            "id": item.id,
+            "resource_type": item.resource_type,
+            "case_id": item.case_id,
+            "deleted_at": format_timestamp(item.deleted_at),
+            "deleted_by": item.deleted_by,
+            "purge_after": format_timestamp(item.deleted_at + timedelta(days=trash_days)),
+        }
+
+
+TRASH_LIST = ListSpec(
+    model=TrashItem,
+    sortable={"deleted_at": TrashItem.deleted_at},
+    default_sort="deleted_at",
+    tiebreak=TrashItem.id,
+    output_fields=frozenset(TrashItemOut.model_fields),
+    filters={"resource_type": TrashItem.resource_type, "case_id": TrashItem.case_id},
+    filter_choices={"resource_type": RESOURCE_TYPES},
+)
