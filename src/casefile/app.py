@@ -17,7 +17,10 @@ from casefile.ai.router import router as ai_router
 from casefile.auth.router import router as auth_router
 from casefile.background import run_background_workers
 from casefile.cases.router import router as cases_router
+from casefile.conflicts.router import router as conflicts_router
+from casefile.contacts.router import router as contacts_router
 from casefile.documents.router import router as documents_router
+from casefile.notes.router import router as notes_router
 from casefile.documents.service import collect_orphaned_content
 from casefile.input_rules import refuse_nul_in_parameters
 from casefile.middleware import BodyLimitMiddleware, RequestIdMiddleware, TransportSecurityMiddleware
@@ -36,7 +39,18 @@ def build_api_router() -> APIRouter:
     api = APIRouter(dependencies=[Depends(refuse_nul_in_parameters)])
     # Undeclared or repeated query parameters are refused on every route (query_parameters.py);
     # the admin area attaches the check itself, after its administrator check.
-    for router in (auth_router, users_router, cases_router, documents_router, ai_router, search_router):
+    routers = (
+        auth_router,
+        users_router,
+        cases_router,
+        documents_router,
+        ai_router,
+        search_router,
+        contacts_router,
+        conflicts_router,
+        notes_router,
+    )
+    for router in routers:
         api.include_router(router, dependencies=[QueryCheck])
     api.include_router(build_admin_router())
     return api

@@ -5,9 +5,12 @@ from casefile.api_keys.models import ApiKey
 from casefile.auth.models import AuthSession, RefreshToken, RevokedSession
 from casefile.cases.models import Case, CaseAssignee, CaseNumberCounter
 from casefile.config.models import SystemConfig
+from casefile.conflicts.models import ConflictCheck
+from casefile.contacts.models import Contact, ContactName, Party
 from casefile.db import Base
 from casefile.documents.models import Blob, Document
 from casefile.events.models import Event
+from casefile.notes.models import Note, NoteVersion
 from casefile.search.models import Passage
 from casefile.users.models import User
 from casefile.webhooks.models import Delivery, DeliveryAttempt, Webhook
@@ -21,10 +24,16 @@ __all__ = [
     "Case",
     "CaseAssignee",
     "CaseNumberCounter",
+    "ConflictCheck",
+    "Contact",
+    "ContactName",
     "Delivery",
     "DeliveryAttempt",
     "Document",
     "Event",
+    "Note",
+    "NoteVersion",
+    "Party",
     "Passage",
     "RefreshToken",
     "RevokedSession",
