@@ -20,10 +20,10 @@ from casefile.cases.router import router as cases_router
 from casefile.conflicts.router import router as conflicts_router
 from casefile.contacts.router import router as contacts_router
 from casefile.documents.router import router as documents_router
-from casefile.notes.router import router as notes_router
 from casefile.documents.service import collect_orphaned_content
 from casefile.input_rules import refuse_nul_in_parameters
 from casefile.middleware import BodyLimitMiddleware, RequestIdMiddleware, TransportSecurityMiddleware
+from casefile.notes.router import router as notes_router
 from casefile.query_parameters import QueryCheck
 from casefile.ratelimit import RateLimitHeadersMiddleware
 from casefile.runtime import Runtime

@@ -38,6 +38,8 @@ async def list_checks(principal: ConflictsRead, session: SessionDep, query: Chec
 
 
 @router.get("/{check_id}", response_model=Envelope[ConflictCheckOut])
-async def get_check(check_id: str, principal: ConflictsRead, fields: CheckFields, session: SessionDep) -> JSONResponse:
+async def get_check(
+    check_id: str, principal: ConflictsRead, fields: CheckFields, session: SessionDep
+) -> JSONResponse:
     check = await service.get_check(session, principal, check_id)
     return envelope.ok(project(await service.dump_for(session, principal, check), fields))

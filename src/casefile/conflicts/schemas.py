@@ -25,7 +25,9 @@ class ConflictHit(OutModel):
     contact_id: str | None
     case_id: str | None = Field(description="The matter; null for a contact that is no case's party")
     role: str | None = Field(description="The party's role in the matter (client for a client name)")
-    visible: bool = Field(description="False: a matter the caller may not see; only case_id, score and source")
+    visible: bool = Field(
+        description="False: a matter the caller may not see; only case_id, score and source"
+    )
 
 
 class ConflictCheckOut(OutModel):

@@ -15,7 +15,6 @@ rapidfuzz scores them in C (`process.extract`).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from rapidfuzz import fuzz, process
@@ -35,15 +34,17 @@ from casefile.events.outbox import emit
 from casefile.listing import ListQuery, ListSpec, fetch_page
 from casefile.nlp.name_keys import name_key
 
-SCORE_CUTOFF = 85.0  # of 100: "Jon Smith" and "John Smith" (95) match, "Smith" and "Smyth" (80) not
+SCORE_CUTOFF = 85  # of 100: "Jon Smith" and "John Smith" (95) match, "Smith" and "Smyth" (80) not
 MAX_NAMES_PER_REQUEST = 50  # contact names and client names kept per requested name, best first
 SOURCE_ORDER = {"party": 0, "client_name": 1, "contact": 2, "alias": 3}
 
 
-def length_window(length: int, cutoff: float = SCORE_CUTOFF) -> tuple[int, int]:
-    """The lengths a key may have and still score `cutoff` against a key of `length`."""
-    c = cutoff / 100
-    return math.ceil(length * c / (2 - c)), math.floor(length * (2 - c) / c)
+def length_window(length: int, cutoff: int = SCORE_CUTOFF) -> tuple[int, int]:
+    """The lengths a key may have and still score `cutoff` (of 100) against a key of `length`:
+    2·length/(length + other) ≥ cutoff/100 on either side. Integer arithmetic, so that the edges
+    are exact (a float 17·1.15/0.85 is just under 23)."""
+    low = -(-length * cutoff // (200 - cutoff))  # ceiling
+    return low, length * (200 - cutoff) // cutoff
 
 
 def _best(query: str, keys: list[str]) -> list[tuple[int, float]]:
@@ -97,7 +98,15 @@ async def _contact_hits(
             continue
         row, score = per_contact[party.contact_id]
         hits.append(
-            _hit(name, row.name, score, "party", contact_id=party.contact_id, case_id=party.case_id, role=party.role)
+            _hit(
+                name,
+                row.name,
+                score,
+                "party",
+                contact_id=party.contact_id,
+                case_id=party.case_id,
+                role=party.role,
+            )
         )
     return hits
 
@@ -116,6 +125,7 @@ async def _client_name_hits(session: AsyncSession, name: str, key: str) -> list[
     return [
         _hit(name, client, scores[client], "client_name", case_id=case_id, role="client")
         for case_id, client in cases.all()
+        if client is not None
     ]
 
 
@@ -135,7 +145,9 @@ async def find_hits(
         # A case's client name is usually also its client party: one hit for the two.
         clients = {h["case_id"] for h in found if h["source"] == "party" and h["role"] == "client"}
         found += [h for h in await _client_name_hits(session, name, key) if h["case_id"] not in clients]
-        found.sort(key=lambda h: (-h["score"], SOURCE_ORDER[h["source"]], h["case_id"] or "", h["contact_id"] or ""))
+        found.sort(
+            key=lambda h: (-h["score"], SOURCE_ORDER[h["source"]], h["case_id"] or "", h["contact_id"] or "")
+        )
         hits += found
     return hits
 
@@ -195,8 +207,10 @@ async def dump_for(session: AsyncSession, principal: Principal, check: ConflictC
     """The check as `principal` may see it: hits on cases it may not see redacted."""
     visible = await visible_case_ids(session, principal, {h["case_id"] for h in check.hits if h["case_id"]})
     data = ConflictCheckOut.model_validate(
-        {**{c: getattr(check, c) for c in ("id", "case_id", "names", "created_by", "created_at")},
-         "hits": redact(check.hits, visible)}
+        {
+            **{c: getattr(check, c) for c in ("id", "case_id", "names", "created_by", "created_at")},
+            "hits": redact(check.hits, visible),
+        }
     )
     return data.model_dump(mode="json")
 

@@ -26,7 +26,9 @@ PartyListQuery = Annotated[ListQuery, Depends(list_query(PARTY_LIST))]
 
 
 @router.get("/contacts", response_model=PageEnvelope[ContactOut])
-async def list_contacts(principal: ContactsRead, session: SessionDep, query: ContactListQuery) -> JSONResponse:
+async def list_contacts(
+    principal: ContactsRead, session: SessionDep, query: ContactListQuery
+) -> JSONResponse:
     """List contacts: paginated, sortable (`created_at`, `updated_at`, `name`), filters `kind` and
     `tags`, `search` over names and aliases (ignoring case, accents and punctuation)."""
     return envelope.listed(
@@ -57,7 +59,9 @@ async def update_contact(
 
 
 @router.delete("/contacts/{contact_id}", response_model=Envelope[DeletedOut])
-async def delete_contact(principal: ContactsDelete, contact: ContactInPath, session: SessionDep) -> JSONResponse:
+async def delete_contact(
+    principal: ContactsDelete, contact: ContactInPath, session: SessionDep
+) -> JSONResponse:
     """Delete a contact and its notes; 409 CONFLICT while it is a party of a case. Emits
     `contact.deleted`."""
     await service.delete_contact(session, principal, contact)
@@ -65,13 +69,19 @@ async def delete_contact(principal: ContactsDelete, contact: ContactInPath, sess
 
 
 @router.get("/cases/{case_id}/parties", response_model=PageEnvelope[PartyOut])
-async def list_parties(case_id: str, principal: CasesRead, session: SessionDep, query: PartyListQuery) -> JSONResponse:
+async def list_parties(
+    case_id: str, principal: CasesRead, session: SessionDep, query: PartyListQuery
+) -> JSONResponse:
     """A case's parties: filters `role` and `contact_id`, `search` over the contacts' names."""
-    return envelope.listed(await service.list_parties(session, principal, case_id, query), query, PartyOut.dump)
+    return envelope.listed(
+        await service.list_parties(session, principal, case_id, query), query, PartyOut.dump
+    )
 
 
 @router.post("/cases/{case_id}/parties", response_model=Envelope[PartyOut], status_code=201)
-async def add_party(case_id: str, body: PartyCreate, principal: CasesWrite, session: SessionDep) -> JSONResponse:
+async def add_party(
+    case_id: str, body: PartyCreate, principal: CasesWrite, session: SessionDep
+) -> JSONResponse:
     """Link a contact to the case with a role. An `adverse_party` runs a conflict check on the
     contact's names at once (`conflict_check_id`). Emits `party.added` (and
     `conflict_check.completed`)."""
@@ -79,7 +89,9 @@ async def add_party(case_id: str, body: PartyCreate, principal: CasesWrite, sess
 
 
 @router.delete("/cases/{case_id}/parties/{party_id}", response_model=Envelope[DeletedOut])
-async def remove_party(case_id: str, party_id: str, principal: CasesWrite, session: SessionDep) -> JSONResponse:
+async def remove_party(
+    case_id: str, party_id: str, principal: CasesWrite, session: SessionDep
+) -> JSONResponse:
     """Remove a party from the case (the contact stays). Emits `party.removed`."""
     await service.remove_party(session, principal, case_id, party_id)
     return envelope.deleted(party_id)

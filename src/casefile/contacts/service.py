@@ -50,7 +50,9 @@ async def create_contact(session: AsyncSession, actor: Principal, body: ContactC
     if not body.name:
         raise ValidationFailed.on("name", NAME_REQUIRED)
     now = utcnow()
-    values = {k: ([] if v is None and k != "notes" else v) for k, v in _values(body, exclude_unset=False).items()}
+    values = {
+        k: ([] if v is None and k != "notes" else v) for k, v in _values(body, exclude_unset=False).items()
+    }
     values["identifiers"] = values["identifiers"] or {}
     contact = Contact(**values, created_by=actor.actor_id, created_at=now, updated_at=now)
     return await _insert_contact(session, actor, contact)
@@ -174,7 +176,9 @@ async def link_client(session: AsyncSession, actor: Principal, case: Case) -> Pa
             updated_at=now,
         )
         await _insert_contact(session, actor, contact)
-    party = Party(case_id=case.id, contact_id=contact.id, role="client", created_by=actor.actor_id, created_at=utcnow())
+    party = Party(
+        case_id=case.id, contact_id=contact.id, role="client", created_by=actor.actor_id, created_at=utcnow()
+    )
     party.contact = contact
     session.add(party)
     await session.flush()

@@ -18,8 +18,20 @@ from functools import lru_cache
 from .resources import word_list
 
 # Letters that NFKD does not take apart into a base letter and a mark.
-_FOLDED = str.maketrans({"ø": "o", "æ": "ae", "œ": "oe", "ł": "l", "đ": "d", "ð": "d", "þ": "th", "ı": "i"})
-_JOINING = re.compile(r"[.'`´\u2018\u2019\u02bc\-\u2010\u2011\u2012\u2013\u00ad]")
+_FOLDED = str.maketrans(
+    {
+        "\u00f8": "o",
+        "\u00e6": "ae",
+        "\u0153": "oe",
+        "\u0142": "l",
+        "\u0111": "d",
+        "\u00f0": "d",
+        "\u00fe": "th",
+        "\u0131": "i",
+    }
+)
+# Inner periods, apostrophes (straight, curly, modifier, acute, grave) and hyphens of every kind.
+_JOINING = re.compile(r"[.'`\u00b4\u2018\u2019\u02bc\-\u2010\u2011\u2012\u2013\u00ad]")
 _OTHER = re.compile(r"[^\w]+|_")
 
 
@@ -36,10 +48,10 @@ _NOISE_WORDS, _NOISE_PHRASES = _noise()
 
 def name_words(name: str) -> list[str]:
     """The words of `name`, normalised (see the module's explanation), noise words included."""
-    text = unicodedata.normalize("NFKD", name)
+    # Joining marks go first: NFKD would make a spacing acute accent (U+00B4) a space and a mark.
+    text = unicodedata.normalize("NFKD", _JOINING.sub("", name))
     text = "".join(c for c in text if not unicodedata.combining(c)).casefold().translate(_FOLDED)
     text = text.replace("&", " and ")
-    text = _JOINING.sub("", text)
     return _OTHER.sub(" ", text).split()
 
 
