@@ -178,11 +178,10 @@ def test_a_hit_on_a_hidden_matter_shows_only_that_it_exists() -> None:
          "contact_id": "con_1", "case_id": None, "role": None},
     ]  # fmt: skip
     shown = redact(hits, {"case_seen"})
-    assert shown[0] == {"name": "Acme", "matched": None, "score": 1.0, "source": "party",
-                        "contact_id": None, "case_id": "case_hidden", "role": None, "visible": False}  # fmt: skip
+    hidden = {"name": "Acme", "matched": None, "contact_id": None, "role": None, "visible": False}
+    assert shown[0] == {**hidden, "score": 1.0, "source": "party", "case_id": "case_hidden"}
     assert shown[1] == {**hits[1], "visible": True}
-    assert shown[2] == {"name": "Acme", "matched": None, "score": 0.9, "source": "client_name",
-                        "contact_id": None, "case_id": "case_hidden", "role": None, "visible": False}  # fmt: skip
+    assert shown[2] == {**hidden, "score": 0.9, "source": "client_name", "case_id": "case_hidden"}
     assert shown[3] == {**hits[3], "visible": True}
     assert hits[0]["matched"] == "Acme Corp"  # the stored record is not changed
 

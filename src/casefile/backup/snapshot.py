@@ -22,17 +22,7 @@ from sqlalchemy.engine import make_url
 from casefile.backup.archive import PGDUMP_MEMBER, SQLITE_MEMBER, BackupError, Report, Throttled, mb
 from casefile.settings import Settings
 
-COUNTED_TABLES = (
-    "users",
-    "cases",
-    "documents",
-    "webhooks",
-    "blobs",
-    "contacts",
-    "parties",
-    "notes",
-    "conflict_checks",
-)
+COUNTED_TABLES = ("users", "cases", "documents", "webhooks", "blobs")
 SQLITE_PAGES_PER_STEP = 4096
 # libpq connection parameters worth passing on from the SQLAlchemy URL; the rest are driver options.
 _LIBPQ_PARAMETERS = frozenset(
