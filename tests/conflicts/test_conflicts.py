@@ -191,13 +191,13 @@ def test_a_hit_on_a_hidden_matter_shows_only_that_it_exists() -> None:
     [
         ("ACME Corp.", "acme"),
         ("Acme Corporation", "acme"),
-        ("Road-Runner Holdings", "roadrunner holdings"),
+        ("Road-Runner Holdings", "holdings roadrunner"),  # words in alphabetical order
         ("Müller GmbH & Co. KG", "muller"),
         ("J.P. Morgan & Co.", "jp morgan"),
         ("Smith, L.L.C.", "smith"),
         ("The Acme Company", "acme"),
         ("Ørsted A/S", "orsted"),
-        ("The Company", "the company"),  # nothing but noise: kept as it is
+        ("The Company", "company the"),  # nothing but noise: kept
     ],
 )
 def test_name_keys(name: str, key: str) -> None:
@@ -211,6 +211,6 @@ def test_the_length_window_loses_no_match() -> None:
     for length in range(1, 60):
         low, high = length_window(length)
         a = "a" * length
-        assert fuzz.token_sort_ratio(a, "a" * low) >= 85 and fuzz.token_sort_ratio(a, "a" * high) >= 85
-        assert fuzz.token_sort_ratio(a, "a" * (low - 1)) < 85 or low == 0
-        assert fuzz.token_sort_ratio(a, "a" * (high + 1)) < 85
+        assert fuzz.ratio(a, "a" * low) >= 85 and fuzz.ratio(a, "a" * high) >= 85
+        assert fuzz.ratio(a, "a" * (low - 1)) < 85 or low == 0
+        assert fuzz.ratio(a, "a" * (high + 1)) < 85

@@ -2,10 +2,11 @@
 
 A requested name is compared with every contact's name and aliases, and with every case's client
 name, after both are reduced to matching keys (`casefile.nlp.name_keys`: case, accents,
-punctuation and legal forms do not count). The score is rapidfuzz's `token_sort_ratio` of the keys
-(word order does not count either), 0 to 1; a hit scores at least `SCORE_CUTOFF`. Every party of a
-matching contact, in every case whatever its status, is a hit on that case. A hit on a case the
-reader may not see keeps only its case id, score and source (`redact`).
+punctuation, legal forms and word order do not count). The score is rapidfuzz's `ratio` of the
+keys (their words are sorted, so it is `token_sort_ratio` of the names, without sorting again on
+every comparison), 0 to 1; a hit scores at least `SCORE_CUTOFF`. Every party of a matching
+contact, in every case whatever its status, is a hit on that case. A hit on a case the reader may
+not see keeps only its case id, score and source (`redact`).
 
 Speed: the score is an Indel similarity, 2·common/(len a + len b), so a key can only reach the
 cut-off if its length is within a window around the requested key's length. The database hands
@@ -51,7 +52,7 @@ def length_window(length: int, cutoff: int = SCORE_CUTOFF) -> tuple[int, int]:
 def _best(query: str, keys: list[str]) -> list[tuple[int, float]]:
     """(index into `keys`, score 0-100) of the keys that reach the cut-off, best first."""
     found = process.extract(
-        query, keys, scorer=fuzz.token_sort_ratio, score_cutoff=SCORE_CUTOFF, limit=MAX_NAMES_PER_REQUEST
+        query, keys, scorer=fuzz.ratio, score_cutoff=SCORE_CUTOFF, limit=MAX_NAMES_PER_REQUEST
     )
     return [(index, score) for _, score, index in found]
 

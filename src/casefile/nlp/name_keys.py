@@ -5,8 +5,8 @@ Holdings"; "Müller GmbH", "Mueller"… up to the fuzzy score) should have keys 
 close. The key is the name lower-cased (case-folded), without accents (NFKD, combining marks
 dropped), with `&` as "and", inner periods, apostrophes and hyphens removed (so "L.L.C." is "llc"
 and "O'Brien" is "obrien"), any other punctuation as a space, and without the words of
-`data/name_match_noise.txt` (legal forms such as "Inc." or "GmbH", and "the"). A name made only of
-such words keeps them, so "The Company" still has a key.
+`data/name_match_noise.txt` (legal forms such as "Inc." or "GmbH", and "the"), the words in
+alphabetical order. A name made only of such words keeps them, so "The Company" still has a key.
 """
 
 from __future__ import annotations
@@ -71,9 +71,10 @@ def _without_noise(words: list[str]) -> list[str]:
 
 @lru_cache(maxsize=65_536)
 def name_key(name: str) -> str:
-    """The key of `name`: its normalised words without legal forms and articles, space-separated."""
+    """The key of `name`: its normalised words without legal forms and articles, in alphabetical
+    order (word order does not tell names apart: "Smith, John" is "John Smith"), space-separated."""
     words = name_words(name)
-    return " ".join(_without_noise(words) or words)
+    return " ".join(sorted(_without_noise(words) or words))
 
 
 def has_legal_form(name: str) -> bool:
