@@ -14,7 +14,8 @@ What it does, for each database (see bench/README.md):
 4. prints p50 / p95 / max in ms and the number of hits.
 
 Run: `PYTHONPATH=src python bench/conflict_check.py [--contacts 100000] [--runs 30]
-[--postgres postgresql://postgres@127.0.0.1:5432/postgres]` (`--no-postgres` for SQLite only).
+[--postgres postgresql://postgres@127.0.0.1:5432/postgres]` (`--no-postgres`, `--no-sqlite`: one
+database only).
 """
 
 from __future__ import annotations
@@ -41,10 +42,127 @@ from casefile.migrate import upgrade
 from casefile.nlp.name_keys import name_key
 from casefile.settings import Settings
 
-FIRST = "James Mary Robert Patricia John Jennifer Michael Linda David Elizabeth William Barbara Richard Susan Joseph Jessica Thomas Sarah Charles Karen Chen Wei Ana José Müller Zoë Siobhán Olaf".split()
-LAST = "Smith Johnson Williams Brown Jones Garcia Miller Davis Rodriguez Martinez Hernandez Lopez Gonzalez Wilson Anderson Thomas Taylor Moore Jackson Martin Lee Perez Thompson White Harris Sanchez Clark Ramirez Lewis Robinson O'Brien Nguyen Kowalski Schäfer Dubois".split()
-WORDS = "Acme Global Pacific Northern Summit Pioneer Atlas Vertex Harbor Crescent Liberty Granite Redwood Silver Falcon Apex Orion Beacon Cedar Meridian Evergreen Keystone Sterling Horizon Quantum Riverside Union Frontier Coastal Heritage".split()
-TRADES = "Holdings Logistics Capital Industries Partners Foods Energy Systems Realty Pharma Media Motors Insurance Mining Labs Trading Shipping Textiles Ventures Group".split()
+FIRST = [
+    "James",
+    "Mary",
+    "Robert",
+    "Patricia",
+    "John",
+    "Jennifer",
+    "Michael",
+    "Linda",
+    "David",
+    "Elizabeth",
+    "William",
+    "Barbara",
+    "Richard",
+    "Susan",
+    "Joseph",
+    "Jessica",
+    "Thomas",
+    "Sarah",
+    "Charles",
+    "Karen",
+    "Chen",
+    "Wei",
+    "Ana",
+    "José",
+    "Müller",
+    "Zoë",
+    "Siobhán",
+    "Olaf",
+]
+LAST = [
+    "Smith",
+    "Johnson",
+    "Williams",
+    "Brown",
+    "Jones",
+    "Garcia",
+    "Miller",
+    "Davis",
+    "Rodriguez",
+    "Martinez",
+    "Hernandez",
+    "Lopez",
+    "Gonzalez",
+    "Wilson",
+    "Anderson",
+    "Thomas",
+    "Taylor",
+    "Moore",
+    "Jackson",
+    "Martin",
+    "Lee",
+    "Perez",
+    "Thompson",
+    "White",
+    "Harris",
+    "Sanchez",
+    "Clark",
+    "Ramirez",
+    "Lewis",
+    "Robinson",
+    "O'Brien",
+    "Nguyen",
+    "Kowalski",
+    "Schäfer",
+    "Dubois",
+]
+WORDS = [
+    "Acme",
+    "Global",
+    "Pacific",
+    "Northern",
+    "Summit",
+    "Pioneer",
+    "Atlas",
+    "Vertex",
+    "Harbor",
+    "Crescent",
+    "Liberty",
+    "Granite",
+    "Redwood",
+    "Silver",
+    "Falcon",
+    "Apex",
+    "Orion",
+    "Beacon",
+    "Cedar",
+    "Meridian",
+    "Evergreen",
+    "Keystone",
+    "Sterling",
+    "Horizon",
+    "Quantum",
+    "Riverside",
+    "Union",
+    "Frontier",
+    "Coastal",
+    "Heritage",
+]
+TRADES = [
+    "Holdings",
+    "Logistics",
+    "Capital",
+    "Industries",
+    "Partners",
+    "Foods",
+    "Energy",
+    "Systems",
+    "Realty",
+    "Pharma",
+    "Media",
+    "Motors",
+    "Insurance",
+    "Mining",
+    "Labs",
+    "Trading",
+    "Shipping",
+    "Textiles",
+    "Ventures",
+    "Group",
+]
 FORMS = ["Inc.", "Corp.", "Corporation", "LLC", "Ltd.", "GmbH", "S.A.", "PLC", "", ""]
 ROLES = ["client", "adverse_party", "opposing_counsel", "witness", "expert", "related"]
 
@@ -76,22 +194,48 @@ async def load(settings: Settings, count: int) -> None:
         kind, name, alias = synthetic_name(rng, serial)
         contact_id = new_id("con")
         contacts.append(
-            {"id": contact_id, "kind": kind, "name": name, "aliases": [alias], "emails": [], "phones": [],
-             "addresses": [], "identifiers": {}, "tags": [], "created_at": now, "updated_at": now}
-        )  # fmt: skip
+            {
+                "id": contact_id,
+                "kind": kind,
+                "name": name,
+                "aliases": [alias],
+                "emails": [],
+                "phones": [],
+                "addresses": [],
+                "identifiers": {},
+                "tags": [],
+                "created_at": now,
+                "updated_at": now,
+            }
+        )
         for source, text in (("contact", name), ("alias", alias)):
             key = name_key(text)
-            names.append({"contact_id": contact_id, "source": source, "name": text, "key": key, "key_length": len(key)})
+            names.append(
+                {"contact_id": contact_id, "source": source, "name": text, "key": key, "key_length": len(key)}
+            )
     cases = [
-        {"id": new_id("case"), "title": f"Matter {i}", "case_number": f"B-{i:06d}", "status": rng.choice(("active", "closed", "archived")),
-         "priority": "medium", "client_name": synthetic_name(rng, count + i)[1], "created_at": now, "updated_at": now}
+        {
+            "id": new_id("case"),
+            "title": f"Matter {i}",
+            "case_number": f"B-{i:06d}",
+            "status": rng.choice(("active", "closed", "archived")),
+            "priority": "medium",
+            "client_name": synthetic_name(rng, count + i)[1],
+            "created_at": now,
+            "updated_at": now,
+        }
         for i in range(count // 10)
-    ]  # fmt: skip
+    ]
     parties = [
-        {"id": new_id("pty"), "case_id": rng.choice(cases)["id"], "contact_id": contacts[i]["id"],
-         "role": rng.choice(ROLES), "created_at": now}
+        {
+            "id": new_id("pty"),
+            "case_id": rng.choice(cases)["id"],
+            "contact_id": contacts[i]["id"],
+            "role": rng.choice(ROLES),
+            "created_at": now,
+        }
         for i in rng.sample(range(count), min(count, (count * 3) // 10))
-    ]  # fmt: skip
+    ]
     async with engine.begin() as connection:
         for model, rows in ((Contact, contacts), (ContactName, names), (Case, cases), (Party, parties)):
             for start in range(0, len(rows), 5000):
@@ -129,7 +273,9 @@ async def fresh_postgres(url: str, name: str) -> str:
     import asyncpg
 
     admin = make_url(url)
-    connection = await asyncpg.connect(admin.set(drivername="postgresql").render_as_string(hide_password=False))
+    connection = await asyncpg.connect(
+        admin.set(drivername="postgresql").render_as_string(hide_password=False)
+    )
     try:
         await connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         await connection.execute(f'CREATE DATABASE "{name}"')
@@ -142,21 +288,27 @@ def run(label: str, settings: Settings, count: int, runs: int) -> None:
     upgrade(settings)
     started = time.perf_counter()
     asyncio.run(load(settings, count))
-    print(f"\n{label}: loaded {count:,} contacts ({2 * count:,} names) in {time.perf_counter() - started:.1f} s")
+    print(
+        f"\n{label}: loaded {count:,} contacts ({2 * count:,} names) in {time.perf_counter() - started:.1f} s"
+    )
     print(f"{'request':<14} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'hits':>6}")
     for kind, (p50, p95, worst, hits) in asyncio.run(measure(settings, runs)).items():
         print(f"{kind:<14} {p50:8.1f} {p95:8.1f} {worst:8.1f} {hits:6d}")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--contacts", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--postgres", default="postgresql://postgres@127.0.0.1:5432/postgres")
     parser.add_argument("--no-postgres", action="store_true")
+    parser.add_argument("--no-sqlite", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        run("SQLite", Settings(data_dir=Path(tmp) / "sqlite"), args.contacts, args.runs)
+        if not args.no_sqlite:
+            run("SQLite", Settings(data_dir=Path(tmp) / "sqlite"), args.contacts, args.runs)
         if not args.no_postgres:
             url = asyncio.run(fresh_postgres(args.postgres, "casefile_bench_conflicts"))
             run("PostgreSQL", Settings(data_dir=Path(tmp) / "pg", database_url=url), args.contacts, args.runs)

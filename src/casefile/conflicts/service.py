@@ -77,16 +77,10 @@ async def _candidates(session: AsyncSession, low: int, high: int) -> tuple[list[
     postgresql = dialect_name(session) == "postgresql"
     newline: ColumnElement[str] = literal_column("E'\\n'") if postgresql else literal_column("char(10)")
     ids, keys = cast(ContactName.id, String), ContactName.key
-    if postgresql:
-        # Both in id order, said explicitly (an aggregate's input order is otherwise unspecified).
-        columns = [
-            # `string_agg(value, separator ORDER BY id)`
-            func.string_agg(ids, aggregate_order_by(newline, ContactName.id)),
-            func.string_agg(keys, aggregate_order_by(newline, ContactName.id)),
-        ]
-    else:
-        # SQLite feeds every aggregate of a query the same rows in the same order.
-        columns = [func.group_concat(ids, newline), func.group_concat(keys, newline)]
+    aggregate = func.string_agg if postgresql else func.group_concat
+    # Both databases feed every aggregate of one (ungrouped) query each row in turn, so the two
+    # lists line up. No ORDER BY inside the aggregates: PostgreSQL would sort each one separately.
+    columns = [aggregate(ids, newline), aggregate(keys, newline)]
     row = (await session.execute(select(*columns).where(ContactName.key_length.between(low, high)))).one()
     if row[0] is None:
         return [], []
