@@ -20,7 +20,6 @@ from typing import Any
 
 from rapidfuzz import fuzz, process
 from sqlalchemy import ColumnElement, String, cast, func, literal_column, or_, select
-from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.auth.permissions import Principal

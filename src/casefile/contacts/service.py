@@ -29,11 +29,23 @@ async def list_contacts(session: AsyncSession, query: ListQuery) -> tuple[list[C
     return await fetch_page(session, CONTACT_LIST, query)
 
 
+# A list or mapping given as null, or not given at creation, is empty.
+_EMPTY: dict[str, Any] = {
+    "aliases": [],
+    "emails": [],
+    "phones": [],
+    "addresses": [],
+    "tags": [],
+    "identifiers": {},
+}
+
+
 def _values(body: ContactCreate | ContactUpdate, *, exclude_unset: bool) -> dict[str, Any]:
     values = body.model_dump(exclude_unset=exclude_unset)
-    if "emails" in values and values["emails"] is not None:
-        values["emails"] = [str(e) for e in values["emails"]]
-    if "addresses" in values and values["addresses"] is not None:
+    for name, empty in _EMPTY.items():
+        if name in values and values[name] is None:
+            values[name] = type(empty)()
+    if "addresses" in values:  # only the parts given
         values["addresses"] = [{k: v for k, v in a.items() if v is not None} for a in values["addresses"]]
     return values
 
@@ -50,10 +62,7 @@ async def create_contact(session: AsyncSession, actor: Principal, body: ContactC
     if not body.name:
         raise ValidationFailed.on("name", NAME_REQUIRED)
     now = utcnow()
-    values = {
-        k: ([] if v is None and k != "notes" else v) for k, v in _values(body, exclude_unset=False).items()
-    }
-    values["identifiers"] = values["identifiers"] or {}
+    values = _values(body, exclude_unset=False)
     contact = Contact(**values, created_by=actor.actor_id, created_at=now, updated_at=now)
     return await _insert_contact(session, actor, contact)
 
@@ -66,11 +75,6 @@ async def update_contact(
         raise ValidationFailed.on("name", NAME_REQUIRED)
     if "kind" in values and values["kind"] is None:
         raise ValidationFailed.on("kind", "kind cannot be null")
-    for name in ("aliases", "emails", "phones", "addresses", "tags"):
-        if name in values and values[name] is None:
-            values[name] = []
-    if "identifiers" in values and values["identifiers"] is None:
-        values["identifiers"] = {}
     changes: dict[str, dict[str, Any]] = {
         name: {"from": getattr(contact, name), "to": value}
         for name, value in values.items()
@@ -162,15 +166,11 @@ async def link_client(session: AsyncSession, actor: Principal, case: Case) -> Pa
     if contact is None:
         now = utcnow()
         kind = "organization" if has_legal_form(case.client_name) else "person"
+        empty = {name: type(value)() for name, value in _EMPTY.items()}
         contact = Contact(
             kind=kind,
             name=case.client_name,
-            aliases=[],
-            emails=[],
-            phones=[],
-            addresses=[],
-            identifiers={},
-            tags=[],
+            **empty,
             created_by=actor.actor_id,
             created_at=now,
             updated_at=now,
