@@ -19,7 +19,7 @@ import casefile.db
 
 
 revision: str = '0012'
-down_revision: str | None = '0008'
+down_revision: str | None = '0011'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
