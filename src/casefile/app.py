@@ -19,12 +19,15 @@ from casefile.auth.router import router as auth_router
 from casefile.background import run_background_workers
 from casefile.cases.access import CaseNotVisible
 from casefile.cases.router import router as cases_router
+from casefile.conflicts.router import router as conflicts_router
+from casefile.contacts.router import router as contacts_router
 from casefile.documents.router import router as documents_router
 from casefile.documents.service import collect_orphaned_content
 from casefile.errors import Forbidden
 from casefile.holds.router import router as holds_router
 from casefile.input_rules import refuse_nul_in_parameters
 from casefile.middleware import BodyLimitMiddleware, RequestIdMiddleware, TransportSecurityMiddleware
+from casefile.notes.router import router as notes_router
 from casefile.query_parameters import QueryCheck
 from casefile.ratelimit import RateLimitHeadersMiddleware
 from casefile.runtime import Runtime
@@ -40,7 +43,7 @@ def build_api_router() -> APIRouter:
     api = APIRouter(dependencies=[Depends(refuse_nul_in_parameters)])
     # Undeclared or repeated query parameters are refused on every route (query_parameters.py);
     # the admin area attaches the check itself, after its administrator check.
-    for router in (
+    routers = (
         auth_router,
         users_router,
         cases_router,
@@ -48,7 +51,11 @@ def build_api_router() -> APIRouter:
         holds_router,
         ai_router,
         search_router,
-    ):
+        contacts_router,
+        conflicts_router,
+        notes_router,
+    )
+    for router in routers:
         api.include_router(router, dependencies=[QueryCheck])
     api.include_router(build_admin_router())
     return api

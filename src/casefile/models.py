@@ -6,11 +6,14 @@ from casefile.audit.models import AuditChainHead, AuditEntry
 from casefile.auth.models import AuthSession, RefreshToken, RevokedSession
 from casefile.cases.models import Case, CaseAssignee, CaseGrant, CaseNumberCounter, CaseWall
 from casefile.config.models import SystemConfig
+from casefile.conflicts.models import ConflictCheck
+from casefile.contacts.models import Contact, ContactName, Party
 from casefile.db import Base
 from casefile.documents.models import Blob, Document
 from casefile.events.models import Event
 from casefile.groups.models import Group, GroupMember
 from casefile.holds.models import LegalHold
+from casefile.notes.models import Note, NoteVersion
 from casefile.search.models import Passage
 from casefile.users.models import User
 from casefile.webhooks.models import Delivery, DeliveryAttempt, Webhook
@@ -28,6 +31,9 @@ __all__ = [
     "CaseGrant",
     "CaseNumberCounter",
     "CaseWall",
+    "ConflictCheck",
+    "Contact",
+    "ContactName",
     "Delivery",
     "DeliveryAttempt",
     "Document",
@@ -35,6 +41,9 @@ __all__ = [
     "Group",
     "GroupMember",
     "LegalHold",
+    "Note",
+    "NoteVersion",
+    "Party",
     "Passage",
     "RefreshToken",
     "RevokedSession",

@@ -10,14 +10,18 @@ import pytest
 from casefile.auth.permissions import ROLE_PERMISSIONS, Principal, is_valid_permission, key_permissions
 
 # Written out here rather than read from the code under test.
-RESOURCES = ("cases", "documents", "users", "webhooks", "config", "api_keys")
-EVERY = {f"{action}:{resource}" for action in ("read", "write", "delete") for resource in RESOURCES}
-CASE_WORK = {p for p in EVERY if p.endswith((":cases", ":documents"))}
+RESOURCES = ("cases", "documents", "users", "webhooks", "config", "api_keys", "contacts", "conflicts")
+# A conflict check only reads: there is no `write:conflicts` or `delete:conflicts` to hold.
+EVERY = {f"{action}:{resource}" for action in ("read", "write", "delete") for resource in RESOURCES} - {
+    "write:conflicts",
+    "delete:conflicts",
+}
+CASE_WORK = {p for p in EVERY if p.endswith((":cases", ":documents", ":contacts"))} | {"read:conflicts"}
 ROLES = {
     "admin": EVERY,
     "attorney": CASE_WORK,
     "paralegal": CASE_WORK,
-    "viewer": {"read:cases", "read:documents"},
+    "viewer": {"read:cases", "read:documents", "read:contacts"},
 }
 
 

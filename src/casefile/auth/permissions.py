@@ -30,16 +30,27 @@ class Permission(StrEnum):
     READ_API_KEYS = "read:api_keys"
     WRITE_API_KEYS = "write:api_keys"
     DELETE_API_KEYS = "delete:api_keys"
+    READ_CONTACTS = "read:contacts"
+    WRITE_CONTACTS = "write:contacts"
+    DELETE_CONTACTS = "delete:contacts"
+    # Running a conflict check only reads; `write:conflicts` and `delete:conflicts` mean nothing.
+    READ_CONFLICTS = "read:conflicts"
 
 
 ACTIONS = tuple(dict.fromkeys(p.partition(":")[0] for p in Permission))
 RESOURCES = tuple(dict.fromkeys(p.partition(":")[2] for p in Permission))
 
+# The practice roles work on cases, documents and contacts, and run conflict checks; a viewer reads
+# cases, documents and contacts but does not run conflict checks (a check searches every matter of
+# the firm, which is more than reading the ones it may see).
+_PRACTICE = frozenset(
+    {f"{a}:{r}" for a in ACTIONS for r in ("cases", "documents", "contacts")} | {Permission.READ_CONFLICTS}
+)
 ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
     "admin": frozenset({"*:*"}),
-    "attorney": frozenset({f"{a}:{r}" for a in ACTIONS for r in ("cases", "documents")}),
-    "paralegal": frozenset({f"{a}:{r}" for a in ACTIONS for r in ("cases", "documents")}),
-    "viewer": frozenset({Permission.READ_CASES, Permission.READ_DOCUMENTS}),
+    "attorney": _PRACTICE,
+    "paralegal": _PRACTICE,
+    "viewer": frozenset({Permission.READ_CASES, Permission.READ_DOCUMENTS, Permission.READ_CONTACTS}),
 }
 
 

@@ -27,6 +27,7 @@ from casefile.cases.schemas import (
     CaseUpdate,
 )
 from casefile.clock import utcnow
+from casefile.contacts import service as contacts_service
 from casefile.documents import service as documents_service
 from casefile.errors import ErrorDetail, InvalidStatusTransition, NotFound, ValidationFailed
 from casefile.events import catalogue
@@ -107,6 +108,8 @@ async def create_case(
         )
         await session.flush()
     await emit(session, "case.created", catalogue.case_created(case))
+    # A client name makes a client party (docs/api-conventions.md#parties): a found or new contact.
+    await contacts_service.link_client(session, actor, case)
     return case
 
 

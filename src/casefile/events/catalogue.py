@@ -13,9 +13,12 @@ from casefile.clock import format_timestamp, utcnow
 if TYPE_CHECKING:
     from casefile.ai.models import AiJob
     from casefile.cases.models import Case
+    from casefile.conflicts.models import ConflictCheck
+    from casefile.contacts.models import Contact, Party
     from casefile.documents.models import Document
     from casefile.groups.models import Group
     from casefile.holds.models import LegalHold
+    from casefile.notes.models import Note
     from casefile.users.models import User
 
 EVENT_NAMES: tuple[str, ...] = (
@@ -48,6 +51,15 @@ EVENT_NAMES: tuple[str, ...] = (
     "ai.processing_started",
     "ai.processing_completed",
     "ai.processing_failed",
+    "contact.created",
+    "contact.updated",
+    "contact.deleted",
+    "party.added",
+    "party.removed",
+    "conflict_check.completed",
+    "note.created",
+    "note.updated",
+    "note.deleted",
 )
 
 EVENT_GROUPS: frozenset[str] = frozenset(name.split(".", 1)[0] for name in EVENT_NAMES)
@@ -311,3 +323,86 @@ def document_processed(document: Document) -> dict[str, Any]:
         "summary": summary.get("text"),
         "processed_at": format_timestamp(utcnow()),
     }
+
+
+def contact_created(contact: Contact) -> dict[str, Any]:
+    return {
+        "contact_id": contact.id,
+        **_attributes(contact, "kind", "name", "aliases", "tags", "created_by"),
+        "created_at": format_timestamp(contact.created_at),
+    }
+
+
+def contact_updated(
+    contact: Contact, changes: dict[str, dict[str, Any]], updated_by: str | None
+) -> dict[str, Any]:
+    return {
+        "contact_id": contact.id,
+        "changes": changes,
+        "updated_by": updated_by,
+        "updated_at": format_timestamp(contact.updated_at),
+    }
+
+
+def contact_deleted(contact: Contact, deleted_by: str | None) -> dict[str, Any]:
+    return {
+        "contact_id": contact.id,
+        "name": contact.name,
+        "deleted_by": deleted_by,
+        "deleted_at": format_timestamp(utcnow()),
+    }
+
+
+def _party(party: Party) -> dict[str, Any]:
+    return {"party_id": party.id, **_attributes(party, "case_id", "contact_id", "role")}
+
+
+def party_added(party: Party, added_by: str | None) -> dict[str, Any]:
+    return {
+        **_party(party),
+        "starts_on": party.starts_on.isoformat() if party.starts_on else None,
+        "ends_on": party.ends_on.isoformat() if party.ends_on else None,
+        "conflict_check_id": party.conflict_check_id,
+        "added_by": added_by,
+        "added_at": format_timestamp(party.created_at),
+    }
+
+
+def party_removed(party: Party, removed_by: str | None) -> dict[str, Any]:
+    return {**_party(party), "removed_by": removed_by, "removed_at": format_timestamp(utcnow())}
+
+
+def conflict_check_completed(check: ConflictCheck) -> dict[str, Any]:
+    """How many hits and on which cases, never the names found: a receiver may not be allowed to
+    see every matter (an ethical wall); it fetches the check to see what it may."""
+    return {
+        "conflict_check_id": check.id,
+        "case_id": check.case_id,
+        "names": check.names,
+        "hit_count": len(check.hits),
+        "created_by": check.created_by,
+        "created_at": format_timestamp(check.created_at),
+    }
+
+
+def _note(note: Note) -> dict[str, Any]:
+    """A note's body may be privileged: events carry what it is attached to, never its text."""
+    return {"note_id": note.id, **_attributes(note, "case_id", "contact_id", "author_id", "format", "pinned")}
+
+
+def note_created(note: Note) -> dict[str, Any]:
+    return {**_note(note), "version": note.version, "created_at": format_timestamp(note.created_at)}
+
+
+def note_updated(note: Note, changed: list[str], updated_by: str | None) -> dict[str, Any]:
+    return {
+        **_note(note),
+        "version": note.version,
+        "changed": changed,
+        "updated_by": updated_by,
+        "updated_at": format_timestamp(note.updated_at),
+    }
+
+
+def note_deleted(note: Note, deleted_by: str | None) -> dict[str, Any]:
+    return {**_note(note), "deleted_by": deleted_by, "deleted_at": format_timestamp(utcnow())}

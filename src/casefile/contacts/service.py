@@ -1,0 +1,186 @@
+"""Contact and party rules: a contact's names kept searchable, parties linked to cases through the
+case's access rules, the automatic conflict check on an adverse party, the client party of a new
+case, and the events each change emits."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from casefile.auth.permissions import Principal
+from casefile.cases.access import Level, case_for
+from casefile.cases.models import Case
+from casefile.clock import utcnow
+from casefile.conflicts import service as conflicts
+from casefile.contacts import repository
+from casefile.contacts.models import Contact, Party
+from casefile.contacts.repository import CONTACT_LIST, PARTY_LIST
+from casefile.contacts.schemas import NAME_REQUIRED, ContactCreate, ContactUpdate, PartyCreate
+from casefile.errors import Conflict, NotFound, ValidationFailed
+from casefile.events import catalogue
+from casefile.events.outbox import emit
+from casefile.listing import ListQuery, fetch_page
+from casefile.nlp.name_keys import has_legal_form, name_key
+
+
+async def list_contacts(session: AsyncSession, query: ListQuery) -> tuple[list[Contact], int]:
+    return await fetch_page(session, CONTACT_LIST, query)
+
+
+# A list or mapping given as null, or not given at creation, is empty.
+_EMPTY: dict[str, Any] = {
+    "aliases": [],
+    "emails": [],
+    "phones": [],
+    "addresses": [],
+    "tags": [],
+    "identifiers": {},
+}
+
+
+def _values(body: ContactCreate | ContactUpdate, *, exclude_unset: bool) -> dict[str, Any]:
+    values = body.model_dump(exclude_unset=exclude_unset)
+    for name, empty in _EMPTY.items():
+        if name in values and values[name] is None:
+            values[name] = type(empty)()
+    if "addresses" in values:  # only the parts given
+        values["addresses"] = [{k: v for k, v in a.items() if v is not None} for a in values["addresses"]]
+    return values
+
+
+async def _insert_contact(session: AsyncSession, actor: Principal, contact: Contact) -> Contact:
+    contact.names = repository.contact_names(contact)
+    session.add(contact)
+    await session.flush()
+    await emit(session, "contact.created", catalogue.contact_created(contact))
+    return contact
+
+
+async def create_contact(session: AsyncSession, actor: Principal, body: ContactCreate) -> Contact:
+    if not body.name:
+        raise ValidationFailed.on("name", NAME_REQUIRED)
+    now = utcnow()
+    values = _values(body, exclude_unset=False)
+    contact = Contact(**values, created_by=actor.actor_id, created_at=now, updated_at=now)
+    return await _insert_contact(session, actor, contact)
+
+
+async def update_contact(
+    session: AsyncSession, actor: Principal, contact: Contact, body: ContactUpdate
+) -> Contact:
+    values = _values(body, exclude_unset=True)
+    if "name" in values and not values["name"]:
+        raise ValidationFailed.on("name", NAME_REQUIRED)
+    if "kind" in values and values["kind"] is None:
+        raise ValidationFailed.on("kind", "kind cannot be null")
+    changes: dict[str, dict[str, Any]] = {
+        name: {"from": getattr(contact, name), "to": value}
+        for name, value in values.items()
+        if getattr(contact, name) != value
+    }
+    if not changes:
+        return contact
+    for name, change in changes.items():
+        setattr(contact, name, change["to"])
+    if "name" in changes or "aliases" in changes:
+        contact.names = repository.contact_names(contact)
+    contact.updated_at = utcnow()
+    await session.flush()
+    await emit(session, "contact.updated", catalogue.contact_updated(contact, changes, actor.actor_id))
+    return contact
+
+
+async def delete_contact(session: AsyncSession, actor: Principal, contact: Contact) -> None:
+    """Delete a contact that is no case's party: a party is part of a matter's record (and of its
+    conflict checks), so it is removed from the case first."""
+    if await repository.case_ids_with_contact(session, contact.id):
+        raise Conflict("The contact is a party of a case; remove it from its cases first")
+    await emit(session, "contact.deleted", catalogue.contact_deleted(contact, actor.actor_id))
+    await session.delete(contact)
+    await session.flush()
+
+
+async def list_parties(
+    session: AsyncSession, principal: Principal, case_id: str, query: ListQuery
+) -> tuple[list[Party], int]:
+    case = await case_for(session, principal, case_id, Level.READ)
+    return await fetch_page(session, PARTY_LIST, query, conditions=[Party.case_id == case.id])
+
+
+async def _insert_party(session: AsyncSession, party: Party) -> None:
+    """Insert inside a savepoint: the unique (case, contact, role) index decides duplicates."""
+    try:
+        async with session.begin_nested():
+            session.add(party)
+            await session.flush()
+    except IntegrityError as exc:
+        raise Conflict("The contact already has this role in the case") from exc
+
+
+async def add_party(session: AsyncSession, actor: Principal, case_id: str, body: PartyCreate) -> Party:
+    case = await case_for(session, actor, case_id, Level.WRITE)
+    contact = await session.get(Contact, body.contact_id)
+    if contact is None:
+        raise ValidationFailed.on("contact_id", "Contact not found")
+    if body.starts_on and body.ends_on and body.ends_on < body.starts_on:
+        raise ValidationFailed.on("ends_on", "ends_on is before starts_on")
+    party = Party(**body.model_dump(), case_id=case.id, created_by=actor.actor_id, created_at=utcnow())
+    party.contact = contact
+    await _insert_party(session, party)
+    if party.role == "adverse_party":
+        # Acting against someone: does the firm act for them, or for someone like them, anywhere?
+        check = await conflicts.run_check(
+            session,
+            actor,
+            [contact.name, *contact.aliases],
+            case_id=case.id,
+            exclude_contact_id=contact.id,
+            exclude_party_id=party.id,
+        )
+        party.conflict_check_id = check.id
+        await session.flush()
+    await emit(session, "party.added", catalogue.party_added(party, actor.actor_id))
+    return party
+
+
+async def remove_party(session: AsyncSession, actor: Principal, case_id: str, party_id: str) -> None:
+    case = await case_for(session, actor, case_id, Level.WRITE)
+    party = await repository.get_party(session, party_id)
+    if party.case_id != case.id:
+        raise NotFound("Party not found")
+    await emit(session, "party.removed", catalogue.party_removed(party, actor.actor_id))
+    await session.delete(party)
+    await session.flush()
+
+
+async def link_client(session: AsyncSession, actor: Principal, case: Case) -> Party | None:
+    """A new case with a `client_name` gets its client party: the contact whose own name has the
+    same matching key (the oldest, if several), or a new contact of that name (an organisation if
+    the name holds a legal form such as "Inc.", else a person). Done for the case's creator
+    whatever their contact permissions: it is part of creating the case."""
+    if not case.client_name:
+        return None
+    contact = await repository.contact_with_key(session, name_key(case.client_name))
+    if contact is None:
+        now = utcnow()
+        kind = "organization" if has_legal_form(case.client_name) else "person"
+        empty = {name: type(value)() for name, value in _EMPTY.items()}
+        contact = Contact(
+            kind=kind,
+            name=case.client_name,
+            **empty,
+            created_by=actor.actor_id,
+            created_at=now,
+            updated_at=now,
+        )
+        await _insert_contact(session, actor, contact)
+    party = Party(
+        case_id=case.id, contact_id=contact.id, role="client", created_by=actor.actor_id, created_at=utcnow()
+    )
+    party.contact = contact
+    session.add(party)
+    await session.flush()
+    await emit(session, "party.added", catalogue.party_added(party, actor.actor_id))
+    return party

@@ -1,0 +1,173 @@
+"""Note rules: notes on cases and on contacts, their edit history, and who may read or change them.
+
+A note on a case follows the case: its case's access rules (`cases.access.case_for`: a note on a
+case the caller may not see is 404, like the case) and the permissions on cases. A note on a
+contact needs the permissions on contacts. Every version is kept in `note_versions`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from sqlalchemy import ColumnElement, and_, func
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from casefile.auth.permissions import Permission, Principal
+from casefile.cases.access import Level, case_for
+from casefile.clock import utcnow
+from casefile.contacts.models import Contact
+from casefile.db import get_or_404
+from casefile.errors import ValidationFailed, permission_missing
+from casefile.events import catalogue
+from casefile.events.outbox import emit
+from casefile.listing import ListQuery, ListSpec, fetch_page
+from casefile.notes.models import Note, NoteVersion
+from casefile.notes.schemas import BODY_REQUIRED, FORMATS, NoteCreate, NoteOut, NoteUpdate, NoteVersionOut
+
+Action = Literal["read", "write", "delete"]
+_CASE_PERMISSIONS = {
+    "read": Permission.READ_CASES,
+    "write": Permission.WRITE_CASES,
+    "delete": Permission.DELETE_CASES,
+}
+_CONTACT_PERMISSIONS = {
+    "read": Permission.READ_CONTACTS,
+    "write": Permission.WRITE_CONTACTS,
+    "delete": Permission.DELETE_CONTACTS,
+}
+
+
+def _search_notes(session: AsyncSession, words: list[str]) -> ColumnElement[bool]:
+    # Within one case's or contact's notes: a substring match per word is enough.
+    return and_(*(func.lower(Note.body).like(f"%{w}%") for w in words))
+
+
+def _pinned(session: AsyncSession, values: list[str]) -> ColumnElement[bool]:
+    return Note.pinned.in_([v == "true" for v in values])
+
+
+NOTE_LIST = ListSpec(
+    model=Note,
+    sortable={"created_at": Note.created_at, "updated_at": Note.updated_at},
+    default_sort="created_at",
+    tiebreak=Note.id,
+    output_fields=frozenset(NoteOut.model_fields),
+    filters={"pinned": _pinned, "format": Note.format, "author_id": Note.author_id},
+    filter_choices={"pinned": ("true", "false"), "format": FORMATS},
+    search=_search_notes,
+)
+
+HISTORY_LIST = ListSpec(
+    model=NoteVersion,
+    sortable={"version": NoteVersion.version},
+    default_sort="version",
+    tiebreak=NoteVersion.id,
+    output_fields=frozenset(NoteVersionOut.model_fields),
+)
+
+
+async def list_case_notes(
+    session: AsyncSession, principal: Principal, case_id: str, query: ListQuery
+) -> tuple[list[Note], int]:
+    case = await case_for(session, principal, case_id, Level.READ)
+    return await fetch_page(session, NOTE_LIST, query, conditions=[Note.case_id == case.id])
+
+
+async def list_contact_notes(
+    session: AsyncSession, contact: Contact, query: ListQuery
+) -> tuple[list[Note], int]:
+    return await fetch_page(session, NOTE_LIST, query, conditions=[Note.contact_id == contact.id])
+
+
+def _version(note: Note, actor: Principal) -> NoteVersion:
+    return NoteVersion(
+        note_id=note.id,
+        version=note.version,
+        body=note.body,
+        format=note.format,
+        pinned=note.pinned,
+        edited_by=actor.user_id,
+        edited_at=note.updated_at,
+    )
+
+
+async def create_note(
+    session: AsyncSession,
+    actor: Principal,
+    body: NoteCreate,
+    *,
+    case_id: str | None = None,
+    contact: Contact | None = None,
+) -> Note:
+    if case_id is not None:
+        case_id = (await case_for(session, actor, case_id, Level.WRITE)).id
+    if not body.body or not body.body.strip():
+        raise ValidationFailed.on("body", BODY_REQUIRED)
+    now = utcnow()
+    note = Note(
+        case_id=case_id,
+        contact_id=contact.id if contact else None,
+        # The user behind the call (an API key's creator), as a document's uploaded_by.
+        author_id=actor.user_id,
+        body=body.body,
+        format=body.format,
+        pinned=body.pinned,
+        version=1,
+        created_at=now,
+        updated_at=now,
+    )
+    session.add(note)
+    await session.flush()
+    session.add(_version(note, actor))
+    await session.flush()
+    await emit(session, "note.created", catalogue.note_created(note))
+    return note
+
+
+async def note_for(session: AsyncSession, principal: Principal, note_id: str, action: Action) -> Note:
+    """The note, if `principal` may see it (else 404) and may do `action` on it (else 403)."""
+    note = await get_or_404(session, Note, note_id, "Note not found")
+    if note.case_id is not None:
+        # A note on a case the caller may not see does not exist for them.
+        await case_for(session, principal, note.case_id, Level.READ if action == "read" else Level.WRITE)
+        needed = _CASE_PERMISSIONS[action]
+    else:
+        needed = _CONTACT_PERMISSIONS[action]
+    if not principal.can(needed):
+        raise permission_missing(needed)
+    return note
+
+
+async def update_note(session: AsyncSession, actor: Principal, note: Note, body: NoteUpdate) -> Note:
+    values = body.model_dump(exclude_unset=True)
+    if "body" in values and (values["body"] is None or not values["body"].strip()):
+        raise ValidationFailed.on("body", BODY_REQUIRED)
+    for name in ("format", "pinned"):
+        if name in values and values[name] is None:
+            raise ValidationFailed.on(name, f"{name} cannot be null")
+    changes: dict[str, dict[str, Any]] = {
+        name: {"from": getattr(note, name), "to": value}
+        for name, value in values.items()
+        if getattr(note, name) != value
+    }
+    if not changes:
+        return note
+    for name, change in changes.items():
+        setattr(note, name, change["to"])
+    note.version += 1
+    note.updated_at = utcnow()
+    session.add(_version(note, actor))
+    await session.flush()
+    # The body may hold privileged content: events name the fields that changed, not their text.
+    await emit(session, "note.updated", catalogue.note_updated(note, sorted(changes), actor.actor_id))
+    return note
+
+
+async def delete_note(session: AsyncSession, actor: Principal, note: Note) -> None:
+    await emit(session, "note.deleted", catalogue.note_deleted(note, actor.actor_id))
+    await session.delete(note)
+    await session.flush()
+
+
+async def history(session: AsyncSession, note: Note, query: ListQuery) -> tuple[list[NoteVersion], int]:
+    return await fetch_page(session, HISTORY_LIST, query, conditions=[NoteVersion.note_id == note.id])
