@@ -13,7 +13,7 @@ from sqlalchemy import ColumnElement, and_, func
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.auth.permissions import Permission, Principal
-from casefile.cases.access import Level, case_for
+from casefile.cases.access import Level, case_for, require_level
 from casefile.clock import utcnow
 from casefile.contacts.models import Contact
 from casefile.db import get_or_404
@@ -127,14 +127,19 @@ async def create_note(
 async def note_for(session: AsyncSession, principal: Principal, note_id: str, action: Action) -> Note:
     """The note, if `principal` may see it (else 404) and may do `action` on it (else 403)."""
     note = await get_or_404(session, Note, note_id, "Note not found")
-    if note.case_id is not None:
-        # A note on a case the caller may not see does not exist for them.
-        await case_for(session, principal, note.case_id, Level.READ if action == "read" else Level.WRITE)
-        needed = _CASE_PERMISSIONS[action]
-    else:
+    if note.case_id is None:
         needed = _CONTACT_PERMISSIONS[action]
+        if not principal.can(needed):
+            raise permission_missing(needed)
+        return note
+    # A note on a case the caller may not see does not exist for them; then the permission, then
+    # the right on the case a change needs (the order of every case path).
+    case = await case_for(session, principal, note.case_id)
+    needed = _CASE_PERMISSIONS[action]
     if not principal.can(needed):
         raise permission_missing(needed)
+    if action != "read":
+        await require_level(session, principal, case, Level.WRITE)
     return note
 
 
