@@ -23,7 +23,8 @@ The document's `ai` dict (JSON-ready; `processed_at` is added by the caller):
       "suggested_type": {"label": str, "confidence": float},
       "keywords": [str, ...],
       "extraction": {"method": "pdf-text" | "docx" | "text" | "html" | "eml" | "rtf" | "odt" |
-                     "xlsx" | "ocr", "truncated": bool},
+                     "xlsx" | "ocr", "truncated": bool,
+                     and for "pdf-text": "ocr_pages": [int], "skipped_pages": [int]},
       "provenance": {"pipeline_version", "embedding_model", "text_sha256"}
     }
 
@@ -104,7 +105,7 @@ def _analyse(extraction: Extraction, title: str | None) -> ProcessedDocument:
         "entities": extract_entities(pages),
         "suggested_type": _suggested_type(full_text),
         "keywords": _keywords(pages, vectors),
-        "extraction": {"method": extraction.method, "truncated": extraction.truncated},
+        "extraction": _extraction_facts(extraction),
         "provenance": {
             "pipeline_version": PIPELINE_VERSION,
             "embedding_model": embedder.model_id,
@@ -112,6 +113,15 @@ def _analyse(extraction: Extraction, title: str | None) -> ProcessedDocument:
         },
     }
     return ProcessedDocument(ai=ai, passages=passages, vectors=vectors, pages=pages)
+
+
+def _extraction_facts(extraction: Extraction) -> dict[str, Any]:
+    facts: dict[str, Any] = {"method": extraction.method, "truncated": extraction.truncated}
+    if extraction.method == "pdf-text":
+        # Which pages had no text layer: OCR'd, or skipped (shown to the user, not failed).
+        facts["ocr_pages"] = list(extraction.ocr_pages)
+        facts["skipped_pages"] = list(extraction.skipped_pages)
+    return facts
 
 
 def _summary(sentences: list[Span]) -> dict[str, Any]:

@@ -53,7 +53,8 @@ def find_citations(pages: list[Page]) -> tuple[list[dict[str, Any]], SpansByPage
     found = EntitySet()
     cited_parties: SpansByPage = {}
     for page in pages:
-        cited_parties[page.number] = _page_citations(page, found)
+        # eyecite refuses an empty text, and a PDF's scanned or blank page has none.
+        cited_parties[page.number] = _page_citations(page, found) if page.text.strip() else []
     return found.as_list(), cited_parties
 
 

@@ -8,6 +8,10 @@ Limits (`pages.py`), so that a hostile file cannot exhaust memory: at most `MAX_
 `MAX_PAGES` pages are kept; past either cap the text is cut (at a page boundary where possible) and
 `Extraction.truncated` is true. Zip members (DOCX/ODT/XLSX) are read with a size cap too.
 
+A PDF with some pages scanned (no text layer) is not failed: those pages are OCR'd when OCR is
+installed, otherwise left empty and listed in `Extraction.skipped_pages`. Text files are UTF-8 or,
+failing that, the charset `charset-normalizer` detects (Windows-1252/Latin-1 files are common).
+
 Errors: `NoExtractableText` when there is no text and OCR cannot help (no `tesseract` on PATH, or a
 format with no extractor: legacy `.doc`), `ProcessingFailed` with a user-readable reason when the
 file is damaged or encrypted.
@@ -23,7 +27,7 @@ from .mail import eml_text
 from .markup import html_to_text, rtf_pages
 from .office import docx_pages, odt_text, xlsx_pages
 from .pages import Extraction, cap_pages, read_text, split_form_feeds
-from .pdf import ocr_image, ocr_scanned_pdf, pdf_pages
+from .pdf import ocr_image, pdf_extraction
 
 PDF = "application/pdf"
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
@@ -44,18 +48,16 @@ def extract(path: Path, file_type: str) -> tuple[list[Page], str]:
 
 
 def extract_full(path: Path, file_type: str) -> Extraction:
+    if file_type == PDF:
+        return pdf_extraction(path)
     texts, method = _raw_pages(path, file_type)
     pages, truncated = cap_pages(texts)
     if not any(p.text.strip() for p in pages):
-        if method == "pdf-text":
-            return ocr_scanned_pdf(path)
         raise NoExtractableText("the file contains no text")
     return Extraction(pages, method, truncated)
 
 
 def _raw_pages(path: Path, file_type: str) -> tuple[Iterable[str], str]:
-    if file_type == PDF:
-        return pdf_pages(path), "pdf-text"
     if file_type == DOCX:
         return docx_pages(path), "docx"
     if file_type in TEXT_TYPES:

@@ -11,8 +11,8 @@ from pathlib import Path
 import pypdf
 from pypdf.errors import PyPdfError
 
-from ..types import NoExtractableText, ProcessingFailed
-from .pages import MAX_PAGES, Extraction, cap_pages
+from ..types import NoExtractableText, Page, ProcessingFailed
+from .pages import MAX_PAGES, Extraction, cap_pages, normalise
 
 OCR_TIMEOUT_SECONDS = 120
 
@@ -43,6 +43,45 @@ def pdf_pages(path: Path) -> Iterator[str]:
             yield reader.pages[index].extract_text() or ""
         except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
             raise ProcessingFailed(f"page {index + 1} of the PDF is damaged") from exc
+
+
+def pdf_extraction(path: Path) -> Extraction:
+    """The text layer of every page. A PDF with some pages scanned (or blank, or damaged) is not
+    failed: those pages are OCR'd when OCR is installed, otherwise left empty and listed as
+    skipped. A PDF without any text goes to `ocr_scanned_pdf` as a whole."""
+    reader = _open_pdf(path)
+    texts: list[str] = []
+    damaged = 0
+    for index in range(min(len(reader.pages), MAX_PAGES)):
+        try:
+            texts.append(reader.pages[index].extract_text() or "")
+        except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError):
+            texts.append("")
+            damaged += 1
+    pages, truncated = cap_pages(texts)
+    truncated = truncated or len(reader.pages) > MAX_PAGES
+    empty = [page.number for page in pages if not page.text.strip()]
+    if len(empty) == len(pages):
+        if damaged:
+            raise ProcessingFailed("the PDF is damaged: no page could be read")
+        return ocr_scanned_pdf(path)
+    ocr_done: list[int] = []
+    if empty and tesseract_available() and shutil.which("pdftoppm") is not None:
+        for number in empty:
+            text = _ocr_pdf_page(path, number)
+            if text.strip():
+                pages[number - 1] = Page(number, normalise(text))
+                ocr_done.append(number)
+    skipped = tuple(n for n in empty if n not in ocr_done)
+    return Extraction(pages, "pdf-text", truncated, ocr_pages=tuple(ocr_done), skipped_pages=skipped)
+
+
+def _ocr_pdf_page(path: Path, number: int) -> str:
+    with tempfile.TemporaryDirectory(prefix="casefile-ocr-") as tmp:
+        pdftoppm = str(shutil.which("pdftoppm"))
+        _run([pdftoppm, "-r", "300", "-f", str(number), "-l", str(number), "-png", str(path), f"{tmp}/page"])
+        images = sorted(Path(tmp).glob("page-*.png"))
+        return _tesseract(images[0]) if images else ""
 
 
 def ocr_scanned_pdf(path: Path) -> Extraction:

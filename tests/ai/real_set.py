@@ -1,0 +1,320 @@
+"""Evaluation of the AI pipeline on the set of real documents (tests/ai/real, README there).
+
+Shared by the tests that enforce the floors (tests/ai/test_real_quality.py) and by the benchmark
+that prints the figures (bench/ai_quality.py), so that both measure the same thing:
+
+- entities and types: each document is extracted from the .txt file it is stored as and analysed
+  by the functions `process_document` calls (`extract_full`, `extract_entities`, the suggested
+  type); no database. The summary and the keywords, which `process_document` also computes, are
+  left out: they are not measured here and embedding them would double the run time. Should
+  `process_document` come to compute entities or types differently, `_analyse` below follows it.
+- search and ask: the documents are uploaded to a server (AI processing off) and the passages and
+  vectors made as `process_document` makes them (title prefix included) are stored with
+  `replace_passages`, as the AI worker stores them; the queries and questions then go through the
+  real `/search` and `/cases/{id}/ask`.
+
+Entity comparison reuses the normalisation of the small synthetic set (tests/ai/test_quality.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from casefile.ai import processing
+from casefile.db import Database
+from casefile.nlp import extract
+from casefile.nlp.embedder import get_embedder
+from casefile.nlp.entities import extract_entities
+from casefile.nlp.passages import make_passages
+from casefile.nlp.sentences import split_sentences
+from casefile.nlp.types import Page, TextPassage, Vectors
+from casefile.search.repository import replace_passages
+from tests.ai.test_quality import CATEGORIES, EXPECTED, PREDICTED
+from tests.support.assertions import ok
+from tests.support.factories import new_case
+from tests.support.servers import Api
+
+ROOT = Path(__file__).parent / "real"
+
+
+def _jsonl(name: str) -> list[dict[str, Any]]:
+    lines = (ROOT / name).read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def labels() -> list[dict[str, Any]]:
+    return _jsonl("labels.jsonl")
+
+
+def sources() -> list[dict[str, Any]]:
+    return _jsonl("sources.jsonl")
+
+
+def search_queries() -> list[dict[str, Any]]:
+    return _jsonl("search_queries.jsonl")
+
+
+def ask_questions() -> list[dict[str, Any]]:
+    return _jsonl("ask_questions.jsonl")
+
+
+def document_path(doc_id: str) -> Path:
+    return ROOT / "docs" / f"{doc_id}.txt"
+
+
+@dataclass(frozen=True)
+class Analysed:
+    pages: list[Page]
+    entities: dict[str, list[dict[str, Any]]]
+    suggested_type: dict[str, object]
+    passages: list[TextPassage]
+    vectors: Vectors
+
+
+def _analyse(path: Path, title: str) -> Analysed:
+    """What `process_document` computes for entities, type and passages, by the same functions."""
+    pages = extract.extract_full(path, "text/plain").pages
+    sentences = [span for page in pages for span in split_sentences(page)]
+    passages = make_passages(pages, sentences)
+    vectors = get_embedder().embed([f"{title.strip()}\n{p.text}" for p in passages])
+    full_text = "\f".join(p.text for p in pages)
+    return Analysed(
+        pages=pages,
+        entities=extract_entities(pages),
+        suggested_type=processing._suggested_type(full_text),
+        passages=passages,
+        vectors=vectors,
+    )
+
+
+@functools.cache
+def processed() -> dict[str, Analysed]:
+    """Every document analysed once per process (the tests and the bench share it)."""
+    return {row["id"]: _analyse(document_path(row["id"]), row["title"]) for row in labels()}
+
+
+def _ratio(numerator: int, denominator: int) -> float:
+    return numerator / denominator if denominator else 1.0
+
+
+# ---- entities and types --------------------------------------------------------------------------
+
+
+@dataclass
+class EntityReport:
+    counts: dict[str, list[int]]  # category -> [tp, fp, fn]
+    correct_types: int
+    total: int
+    misses: list[str] = field(default_factory=list)
+
+    def precision(self, category: str) -> float:
+        tp, fp, _ = self.counts[category]
+        return _ratio(tp, tp + fp)
+
+    def recall(self, category: str) -> float:
+        tp, _, fn = self.counts[category]
+        return _ratio(tp, tp + fn)
+
+    def f1(self, category: str) -> float:
+        p, r = self.precision(category), self.recall(category)
+        return 2 * p * r / (p + r) if p + r else 0.0
+
+    @property
+    def type_accuracy(self) -> float:
+        return _ratio(self.correct_types, self.total)
+
+    def lines(self) -> list[str]:
+        out = [
+            f"AI quality on the real set (tests/ai/real, {self.total} documents)",
+            f"{'category':14} {'P':>6} {'R':>6} {'F1':>6}   tp  fp  fn",
+        ]
+        for category in CATEGORIES:
+            tp, fp, fn = self.counts[category]
+            out.append(
+                f"{category:14} {self.precision(category):6.3f} {self.recall(category):6.3f}"
+                f" {self.f1(category):6.3f} {tp:4} {fp:3} {fn:3}"
+            )
+        out.append(f"type accuracy  {self.correct_types}/{self.total} = {self.type_accuracy:.3f}")
+        return out
+
+
+def evaluate_entities() -> EntityReport:
+    results = processed()
+    report = EntityReport({c: [0, 0, 0] for c in CATEGORIES}, 0, 0)
+    for row in labels():
+        result = results[row["id"]]
+        for category in CATEGORIES:
+            predicted = {PREDICTED[category](item) for item in result.entities[category]}
+            expected = {EXPECTED[category](item) for item in row["expected"][category]}
+            report.counts[category][0] += len(predicted & expected)
+            report.counts[category][1] += len(predicted - expected)
+            report.counts[category][2] += len(expected - predicted)
+            if predicted != expected:
+                report.misses.append(
+                    f"  {row['id']} {category}: extra {sorted(predicted - expected)}"
+                    f" missed {sorted(expected - predicted)}"
+                )
+        label = result.suggested_type["label"]
+        report.total += 1
+        report.correct_types += label == row["type"]
+        if label != row["type"]:
+            report.misses.append(f"  {row['id']} type: {label} (expected {row['type']})")
+    return report
+
+
+# ---- search and ask over a server ------------------------------------------------------------------
+
+
+@dataclass
+class IndexedSet:
+    case_id: str
+    ids: dict[str, str]  # server document id -> set id
+    by_set_id: dict[str, str]  # set id -> server document id
+
+
+def _store(api: Api, document_id: str, case_id: str, document: Analysed) -> None:
+    async def run() -> None:
+        db = Database(api.settings)
+        try:
+            async with db.transaction() as session:
+                await replace_passages(
+                    session,
+                    document_id=document_id,
+                    case_id=case_id,
+                    passages=document.passages,
+                    vectors=document.vectors,
+                )
+        finally:
+            await db.dispose()
+
+    asyncio.run(run())
+
+
+def index_set(api: Api) -> IndexedSet:
+    """Upload every document into one case and store the pipeline's own passages and vectors."""
+    results = processed()
+    with api.admin() as admin:
+        case = new_case(admin, title="Real documents")
+        ids: dict[str, str] = {}
+        for row in labels():
+            body = document_path(row["id"]).read_bytes()
+            r = admin.post(
+                f"/cases/{case['id']}/documents",
+                data={"title": row["title"]},
+                files={"file": (f"{row['id']}.txt", body, "text/plain")},
+            )
+            document = ok(r, 201)
+            _store(api, document["id"], case["id"], results[row["id"]])
+            ids[document["id"]] = row["id"]
+    return IndexedSet(case["id"], ids, {v: k for k, v in ids.items()})
+
+
+@dataclass
+class SearchReport:
+    rows: list[dict[str, Any]]
+
+    def summary(self, paraphrase: bool | None = None) -> tuple[float, float, int]:
+        rows = [r for r in self.rows if paraphrase is None or r["paraphrase"] == paraphrase]
+        if not rows:
+            return 0.0, 0.0, 0
+        recall = sum(r["recall"] for r in rows) / len(rows)
+        mrr = sum(r["reciprocal_rank"] for r in rows) / len(rows)
+        return recall, mrr, len(rows)
+
+    def lines(self) -> list[str]:
+        out = [f"search over the real set ({len(self.rows)} queries):"]
+        for name, which in (("all", None), ("literal", False), ("paraphrase", True)):
+            recall, mrr, n = self.summary(which)
+            out.append(f"  {name:11} n={n:3}  recall@5 {recall:.3f}  MRR {mrr:.3f}")
+        return out
+
+    def misses(self) -> list[str]:
+        return [
+            f"  missed {r['id']} {r['query']!r}: expected {r['expected']}, top 5 {r['found']}"
+            for r in self.rows
+            if r["recall"] < 1
+        ]
+
+
+def evaluate_search(client: httpx.Client, indexed: IndexedSet) -> SearchReport:
+    rows: list[dict[str, Any]] = []
+    for query in search_queries():
+        hits = ok(client.get("/search", params={"q": query["query"], "kind": "document", "limit": 5}))
+        found = [indexed.ids.get(h["id"], "?") for h in hits]
+        expected = set(query["expected"])
+        rank = next((i for i, f in enumerate(found, start=1) if f in expected), None)
+        rows.append(
+            {
+                **query,
+                "found": found,
+                "recall": len(expected & set(found)) / len(expected),
+                "reciprocal_rank": 1 / rank if rank else 0.0,
+            }
+        )
+    return SearchReport(rows)
+
+
+def answer_span(doc_id: str, answer: str) -> tuple[int, int]:
+    """Where the labelled answer sits in the document's (single) page, whitespace-insensitively."""
+    page = processed()[doc_id].pages[0].text
+    pattern = r"\s+".join(re.escape(part) for part in answer.split())
+    match = re.search(pattern, page)
+    if match is None:
+        raise LookupError(f"{doc_id}: answer not found verbatim: {answer[:60]!r}")
+    return match.start(), match.end()
+
+
+@dataclass
+class AskReport:
+    rows: list[dict[str, Any]]
+
+    @property
+    def accuracy(self) -> float:
+        return _ratio(sum(r["first"] for r in self.rows), len(self.rows))
+
+    @property
+    def any_accuracy(self) -> float:
+        return _ratio(sum(r["any"] for r in self.rows), len(self.rows))
+
+    def lines(self) -> list[str]:
+        n = len(self.rows)
+        return [
+            f"ask over the real set ({n} questions):",
+            f"  first answer sentence is the labelled one: {sum(r['first'] for r in self.rows)}/{n}"
+            f" = {self.accuracy:.3f}",
+            f"  labelled sentence among the answer's:      {sum(r['any'] for r in self.rows)}/{n}"
+            f" = {self.any_accuracy:.3f}",
+        ]
+
+    def misses(self) -> list[str]:
+        return [f"  wrong {r['id']} {r['question']!r}: got {r['got']!r}" for r in self.rows if not r["first"]]
+
+
+def evaluate_ask(client: httpx.Client, indexed: IndexedSet) -> AskReport:
+    """An answer is right when its sentence overlaps the labelled sentence in the labelled document."""
+    rows: list[dict[str, Any]] = []
+    for item in ask_questions():
+        start, end = answer_span(item["document"], item["answer"])
+        target = indexed.by_set_id[item["document"]]
+        answer = ok(client.post(f"/cases/{indexed.case_id}/ask", json={"question": item["question"]}))
+        sentences = answer["answer"]["sentences"]
+        hits = [s["document_id"] == target and s["start"] < end and start < s["end"] for s in sentences]
+        rows.append(
+            {
+                **item,
+                "first": bool(hits and hits[0]),
+                "any": any(hits),
+                "got": f"{indexed.ids.get(sentences[0]['document_id'], '?')}: {sentences[0]['text'][:90]}"
+                if sentences
+                else None,
+            }
+        )
+    return AskReport(rows)
