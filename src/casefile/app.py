@@ -16,7 +16,9 @@ from casefile.admin import build_admin_router
 from casefile.ai.router import router as ai_router
 from casefile.auth.router import router as auth_router
 from casefile.background import run_background_workers
+from casefile.calendar_feed.router import router as calendar_router
 from casefile.cases.router import router as cases_router
+from casefile.deadlines.router import router as deadlines_router
 from casefile.documents.router import router as documents_router
 from casefile.documents.service import collect_orphaned_content
 from casefile.input_rules import refuse_nul_in_parameters
@@ -26,6 +28,7 @@ from casefile.ratelimit import RateLimitHeadersMiddleware
 from casefile.runtime import Runtime
 from casefile.search.router import router as search_router
 from casefile.settings import Settings
+from casefile.tasks.router import router as tasks_router
 from casefile.users.router import router as users_router
 
 log = logging.getLogger("casefile")
@@ -36,7 +39,9 @@ def build_api_router() -> APIRouter:
     api = APIRouter(dependencies=[Depends(refuse_nul_in_parameters)])
     # Undeclared or repeated query parameters are refused on every route (query_parameters.py);
     # the admin area attaches the check itself, after its administrator check.
-    for router in (auth_router, users_router, cases_router, documents_router, ai_router, search_router):
+    routers = (auth_router, users_router, cases_router, documents_router, ai_router, search_router)
+    practice = (tasks_router, deadlines_router, calendar_router)
+    for router in (*routers, *practice):
         api.include_router(router, dependencies=[QueryCheck])
     api.include_router(build_admin_router())
     return api

@@ -3,12 +3,15 @@
 from casefile.ai.models import AiJob
 from casefile.api_keys.models import ApiKey
 from casefile.auth.models import AuthSession, RefreshToken, RevokedSession
+from casefile.calendar_feed.models import CalendarToken
 from casefile.cases.models import Case, CaseAssignee, CaseNumberCounter
 from casefile.config.models import SystemConfig
 from casefile.db import Base
+from casefile.deadlines.models import Deadline, DeadlineRuleSet
 from casefile.documents.models import Blob, Document
 from casefile.events.models import Event
 from casefile.search.models import Passage
+from casefile.tasks.models import Task
 from casefile.users.models import User
 from casefile.webhooks.models import Delivery, DeliveryAttempt, Webhook
 
@@ -18,9 +21,12 @@ __all__ = [
     "AuthSession",
     "Base",
     "Blob",
+    "CalendarToken",
     "Case",
     "CaseAssignee",
     "CaseNumberCounter",
+    "Deadline",
+    "DeadlineRuleSet",
     "Delivery",
     "DeliveryAttempt",
     "Document",
@@ -29,6 +35,7 @@ __all__ = [
     "RefreshToken",
     "RevokedSession",
     "SystemConfig",
+    "Task",
     "User",
     "Webhook",
 ]

@@ -13,7 +13,9 @@ from casefile.clock import format_timestamp, utcnow
 if TYPE_CHECKING:
     from casefile.ai.models import AiJob
     from casefile.cases.models import Case
+    from casefile.deadlines.models import Deadline
     from casefile.documents.models import Document
+    from casefile.tasks.models import Task
     from casefile.users.models import User
 
 EVENT_NAMES: tuple[str, ...] = (
@@ -35,6 +37,11 @@ EVENT_NAMES: tuple[str, ...] = (
     "ai.processing_started",
     "ai.processing_completed",
     "ai.processing_failed",
+    "task.created",
+    "task.updated",
+    "task.deleted",
+    "deadline.saved",
+    "deadline.moved",
 )
 
 EVENT_GROUPS: frozenset[str] = frozenset(name.split(".", 1)[0] for name in EVENT_NAMES)
@@ -223,3 +230,51 @@ def document_processed(document: Document) -> dict[str, Any]:
         "summary": summary.get("text"),
         "processed_at": format_timestamp(utcnow()),
     }
+
+
+def _task(task: Task) -> dict[str, Any]:
+    return {
+        "task_id": task.id,
+        **_attributes(task, "case_id", "title", "assignee_id", "due_at", "priority", "status"),
+        **_attributes(task, "deadline_id", "rule_id"),
+    }
+
+
+def task_created(task: Task) -> dict[str, Any]:
+    return {**_task(task), "created_by": task.created_by, "created_at": format_timestamp(task.created_at)}
+
+
+def task_updated(task: Task, changes: dict[str, dict[str, Any]], updated_by: str | None) -> dict[str, Any]:
+    return {
+        **_task(task),
+        "changes": changes,
+        "updated_by": updated_by,
+        "updated_at": format_timestamp(task.updated_at),
+    }
+
+
+def task_deleted(task: Task, deleted_by: str | None) -> dict[str, Any]:
+    return {**_task(task), "deleted_by": deleted_by, "deleted_at": format_timestamp(utcnow())}
+
+
+def _deadline(deadline: Deadline) -> dict[str, Any]:
+    return {
+        "deadline_id": deadline.id,
+        **_attributes(deadline, "case_id", "rule_set", "rule_set_version", "trigger"),
+        "trigger_date": deadline.trigger_date.isoformat(),
+    }
+
+
+def deadline_saved(deadline: Deadline, tasks: list[Task], saved_by: str | None) -> dict[str, Any]:
+    return {
+        **_deadline(deadline),
+        "tasks": [{"task_id": t.id, "rule_id": t.rule_id, "due_at": t.due_at} for t in tasks],
+        "saved_by": saved_by,
+    }
+
+
+def deadline_moved(
+    deadline: Deadline, old_date: str, moved: list[dict[str, Any]], moved_by: str | None
+) -> dict[str, Any]:
+    """`moved`: `{task_id, rule_id, from, to}` for each task whose due date changed."""
+    return {**_deadline(deadline), "from": old_date, "tasks": moved, "moved_by": moved_by}
