@@ -186,7 +186,9 @@ def list_query(spec: ListSpec) -> Callable[..., ListQuery]:
             DEFAULT_LIMIT,
         ),
         _param("sort", str | None, Query(description=f"Sort field: {sort_names}"), None),
-        _param("order", str, Query(description=f"asc or desc (default {spec.default_order})"), spec.default_order),
+        _param(
+            "order", str, Query(description=f"asc or desc (default {spec.default_order})"), spec.default_order
+        ),
         inspect.Parameter("fields", inspect.Parameter.KEYWORD_ONLY, annotation=FieldsParam, default=None),
         _param(
             "search",

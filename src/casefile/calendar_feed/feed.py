@@ -57,4 +57,5 @@ def build_feed(name: str, rows: Iterable[tuple[Task, Case]]) -> bytes:
     calendar.add("x-published-ttl", REFRESH)
     for task, case in rows:
         calendar.add_component(_event(task, case))
-    return calendar.to_ical()
+    body: bytes = calendar.to_ical()
+    return body

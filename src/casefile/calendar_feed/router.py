@@ -11,7 +11,7 @@ from casefile.envelope import Envelope
 
 router = APIRouter(tags=["calendar"])
 
-TOKEN_PATH = "/users/me/calendar-token"
+TOKEN_PATH = "/users/me/calendar-token"  # noqa: S105 (a path, not a secret)
 
 
 class CalendarTokenOut(BaseModel):
@@ -23,7 +23,9 @@ class CalendarTokenRevokedOut(BaseModel):
 
 
 @router.post(TOKEN_PATH, response_model=Envelope[CalendarTokenOut], status_code=201)
-async def create_calendar_token(request: Request, principal: UserPrincipal, session: SessionDep) -> JSONResponse:
+async def create_calendar_token(
+    request: Request, principal: UserPrincipal, session: SessionDep
+) -> JSONResponse:
     """A private iCalendar feed URL of the caller's open tasks and deadlines, to subscribe to in a
     calendar app. The URL is the credential: it is shown only here. Asking again makes a new URL
     and the old one stops working."""

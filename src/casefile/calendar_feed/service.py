@@ -45,7 +45,9 @@ async def revoke_token(session: AsyncSession, user_id: str) -> bool:
 async def feed(session: AsyncSession, token: str) -> bytes:
     """The feed of `token`'s user; 404 for an unknown or revoked token, or a disabled user."""
     user = await session.scalar(
-        select(User).join(CalendarToken, CalendarToken.user_id == User.id).where(CalendarToken.token_hash == _hash(token))
+        select(User)
+        .join(CalendarToken, CalendarToken.user_id == User.id)
+        .where(CalendarToken.token_hash == _hash(token))
     )
     if user is None or not user.active:
         raise NotFound("Calendar not found")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, timedelta
+from typing import Literal
 
 import holidays
 
@@ -24,7 +25,7 @@ WEEKEND = {5: "Saturday", 6: "Sunday"}
 
 @dataclass(frozen=True)
 class TraceStep:
-    step: str  # start, counting, end_of_count, skipped, due
+    step: Literal["start", "counting", "end_of_count", "skipped", "due"]
     date: date
     note: str
 
@@ -64,14 +65,19 @@ def compute(rule: Rule, trigger_date: date, court: CourtCalendar) -> Computed:
     unit = "calendar day" if rule.counting == "calendar" else "court day"
     units = unit if rule.days == 1 else f"{unit}s"
     trace = [
-        TraceStep("start", trigger_date, f"Trigger '{rule.trigger}' on {_describe(trigger_date)}; that day is not counted"),
+        TraceStep(
+            "start",
+            trigger_date,
+            f"Trigger '{rule.trigger}' on {_describe(trigger_date)}; that day is not counted",
+        ),
     ]
     if rule.counting == "calendar":
         trace.append(
             TraceStep(
                 "counting",
                 trigger_date,
-                f"Count {rule.days} {units} {rule.direction} the trigger, weekends and legal holidays included",
+                f"Count {rule.days} {units} {rule.direction} the trigger,"
+                " weekends and legal holidays included",
             )
         )
         day = trigger_date + step * rule.days
@@ -79,7 +85,9 @@ def compute(rule: Rule, trigger_date: date, court: CourtCalendar) -> Computed:
         reason = court.closed_because(day)
         while reason is not None:
             onward = "next" if rule.direction == "after" else "previous"
-            trace.append(TraceStep("skipped", day, f"{day.isoformat()} {reason}: the period runs to the {onward} day"))
+            trace.append(
+                TraceStep("skipped", day, f"{day.isoformat()} {reason}: the period runs to the {onward} day")
+            )
             day += step
             reason = court.closed_because(day)
     else:
@@ -87,7 +95,8 @@ def compute(rule: Rule, trigger_date: date, court: CourtCalendar) -> Computed:
             TraceStep(
                 "counting",
                 trigger_date,
-                f"Count {rule.days} {units} {rule.direction} the trigger, skipping weekends and legal holidays",
+                f"Count {rule.days} {units} {rule.direction} the trigger,"
+                " skipping weekends and legal holidays",
             )
         )
         day, counted = trigger_date, 0

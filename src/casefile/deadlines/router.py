@@ -36,7 +36,9 @@ async def get_rule_set(rule_set_id: str, _: RuleSetsRead, session: SessionDep) -
 
 
 @router.post("/deadline-rule-sets", response_model=Envelope[RuleSetOut], status_code=201)
-async def create_rule_set(body: RuleSetDefinition, principal: RuleSetsWrite, session: SessionDep) -> JSONResponse:
+async def create_rule_set(
+    body: RuleSetDefinition, principal: RuleSetsWrite, session: SessionDep
+) -> JSONResponse:
     """Add a rule set of the firm's own (validated like the shipped ones: known holiday country
     and subdivision, unique rule ids). Ids are never reused: 409 for a taken or shipped id."""
     return envelope.created((await service.create_rule_set(session, principal, body)).model_dump(mode="json"))
@@ -53,7 +55,9 @@ async def compute_deadlines(
     if body.save and not principal.can(Permission.WRITE_CASES):
         raise permission_missing(Permission.WRITE_CASES)
     case = await case_for(session, principal, case_id, Level.WRITE if body.save else Level.READ)
-    return envelope.ok((await service.compute_for_case(session, principal, case, body)).model_dump(mode="json"))
+    return envelope.ok(
+        (await service.compute_for_case(session, principal, case, body)).model_dump(mode="json")
+    )
 
 
 @router.get("/cases/{case_id}/deadlines", response_model=PageEnvelope[DeadlineOut])
@@ -66,7 +70,9 @@ async def list_deadlines(
 
 
 @router.get("/cases/{case_id}/deadlines/{deadline_id}", response_model=Envelope[DeadlineOut])
-async def get_deadline(case_id: str, deadline_id: str, principal: DeadlinesRead, session: SessionDep) -> JSONResponse:
+async def get_deadline(
+    case_id: str, deadline_id: str, principal: DeadlinesRead, session: SessionDep
+) -> JSONResponse:
     case = await case_for(session, principal, case_id, Level.READ)
     return envelope.ok(DeadlineOut.dump(await service.deadline_of_case(session, case, deadline_id)))
 

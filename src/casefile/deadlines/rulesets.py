@@ -42,7 +42,9 @@ class HolidayCalendar(InModel):
     def _known_to_the_library(self) -> HolidayCalendar:
         supported = holidays.list_supported_countries()
         if self.country not in supported:
-            raise ValueError(f"Unknown country {self.country!r}: give an ISO 3166 code the holidays library has")
+            raise ValueError(
+                f"Unknown country {self.country!r}: give an ISO 3166 code the holidays library has"
+            )
         if self.subdivision is not None and self.subdivision not in supported[self.country]:
             raise ValueError(f"Unknown subdivision {self.subdivision!r} of {self.country}")
         return self

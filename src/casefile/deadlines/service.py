@@ -3,6 +3,7 @@ trigger, saving the result as tasks, and moving those tasks when the trigger dat
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
@@ -17,7 +18,13 @@ from casefile.db import get_or_404
 from casefile.deadlines.counting import Computed, CourtCalendar, compute
 from casefile.deadlines.models import Deadline, DeadlineRuleSet
 from casefile.deadlines.rulesets import RuleSetDefinition, shipped_rule_sets
-from casefile.deadlines.schemas import ComputedDeadlineOut, ComputeOut, ComputeRequest, RuleSetOut, TraceStepOut
+from casefile.deadlines.schemas import (
+    ComputedDeadlineOut,
+    ComputeOut,
+    ComputeRequest,
+    RuleSetOut,
+    TraceStepOut,
+)
 from casefile.errors import Conflict, NotFound, ValidationFailed
 from casefile.events import catalogue
 from casefile.events.outbox import emit
@@ -26,6 +33,16 @@ from casefile.tasks.models import Task
 from casefile.tasks.service import check_assignee, set_due
 
 DEADLINE_PRIORITY = "high"  # a missed court deadline is rarely a small matter
+
+
+@dataclass(frozen=True)
+class Computation:
+    """Every rule of one trigger of a rule set, computed from one date."""
+
+    definition: RuleSetDefinition
+    trigger: str
+    trigger_date: date
+    computed: list[Computed]
 
 
 async def rule_sets(session: AsyncSession) -> list[RuleSetOut]:
@@ -74,30 +91,29 @@ def _definition(rule_set: RuleSetOut) -> RuleSetDefinition:
     return RuleSetDefinition.model_validate(rule_set.model_dump(exclude={"origin", "triggers"}))
 
 
-def compute_trigger(definition: RuleSetDefinition, trigger: str, trigger_date: date) -> list[Computed]:
+def compute_trigger(definition: RuleSetDefinition, trigger: str, trigger_date: date) -> Computation:
     """Every rule of `definition` whose trigger is `trigger`, applied to `trigger_date`."""
     rules = [rule for rule in definition.rules if rule.trigger == trigger]
     if not rules:
         known = ", ".join(definition.triggers)
-        raise ValidationFailed.on("trigger", f"Rule set {definition.id!r} has no rule for {trigger!r}; its triggers: {known}")
+        raise ValidationFailed.on(
+            "trigger", f"Rule set {definition.id!r} has no rule for {trigger!r}; its triggers: {known}"
+        )
     court = CourtCalendar(definition.calendar)
-    return [compute(rule, trigger_date, court) for rule in rules]
+    return Computation(
+        definition, trigger, trigger_date, [compute(rule, trigger_date, court) for rule in rules]
+    )
 
 
 def _out(
-    definition: RuleSetDefinition,
-    trigger: str,
-    trigger_date: date,
-    computed: list[Computed],
-    deadline: Deadline | None = None,
-    tasks: dict[str, Task] | None = None,
+    computation: Computation, deadline: Deadline | None = None, tasks: dict[str, Task] | None = None
 ) -> ComputeOut:
     tasks = tasks or {}
     return ComputeOut(
-        rule_set=definition.id,
-        rule_set_version=definition.version,
-        trigger=trigger,
-        trigger_date=trigger_date,
+        rule_set=computation.definition.id,
+        rule_set_version=computation.definition.version,
+        trigger=computation.trigger,
+        trigger_date=computation.trigger_date,
         deadline_id=deadline.id if deadline else None,
         deadlines=[
             ComputedDeadlineOut(
@@ -108,10 +124,10 @@ def _out(
                 counting=c.rule.counting,
                 direction=c.rule.direction,
                 due_on=c.due_on,
-                trace=[TraceStepOut(step=t.step, date=t.date, note=t.note) for t in c.trace],  # type: ignore[arg-type]
+                trace=[TraceStepOut(step=t.step, date=t.date, note=t.note) for t in c.trace],
                 task_id=tasks[c.rule.id].id if c.rule.id in tasks else None,
             )
-            for c in computed
+            for c in computation.computed
         ],
     )
 
@@ -122,13 +138,12 @@ async def compute_for_case(
     rule_set = await find_rule_set(session, body.rule_set)
     if rule_set is None:
         raise ValidationFailed.on("rule_set", f"Unknown rule set {body.rule_set!r}")
-    definition = _definition(rule_set)
-    computed = compute_trigger(definition, body.trigger, body.trigger_date)
+    computation = compute_trigger(_definition(rule_set), body.trigger, body.trigger_date)
     if not body.save:
-        return _out(definition, body.trigger, body.trigger_date, computed)
+        return _out(computation)
     assignee_id = body.assignee_id or principal.user_id
     await check_assignee(session, assignee_id)
-    return await _save(session, principal, case, definition, body.trigger, body.trigger_date, computed, assignee_id)
+    return await _save(session, principal, case, computation, assignee_id)
 
 
 async def _existing(session: AsyncSession, case: Case, rule_set: str, trigger: str) -> Deadline | None:
@@ -140,17 +155,11 @@ async def _existing(session: AsyncSession, case: Case, rule_set: str, trigger: s
 
 
 async def _save(
-    session: AsyncSession,
-    principal: Principal,
-    case: Case,
-    definition: RuleSetDefinition,
-    trigger: str,
-    trigger_date: date,
-    computed: list[Computed],
-    assignee_id: str | None,
+    session: AsyncSession, principal: Principal, case: Case, computation: Computation, assignee_id: str | None
 ) -> ComputeOut:
     """Save the computation as a deadline with one task per rule, or, when this case already has
     this trigger saved, move it to `trigger_date` (its tasks move with it)."""
+    definition, trigger = computation.definition, computation.trigger
     existing = await _existing(session, case, definition.id, trigger)
     if existing is None:
         now = utcnow()
@@ -159,7 +168,7 @@ async def _save(
             rule_set=definition.id,
             rule_set_version=definition.version,
             trigger=trigger,
-            trigger_date=trigger_date,
+            trigger_date=computation.trigger_date,
             created_by=principal.actor_id,
             created_at=now,
             updated_at=now,
@@ -174,10 +183,14 @@ async def _save(
             if existing is None:
                 raise
         else:
-            tasks = [await _new_task(session, principal, deadline, c, assignee_id) for c in computed]
-            await emit(session, "deadline.saved", catalogue.deadline_saved(deadline, tasks, principal.actor_id))
-            return _out(definition, trigger, trigger_date, computed, deadline, {t.rule_id or "": t for t in tasks})
-    return await _move(session, principal, existing, definition, trigger_date, computed, assignee_id)
+            tasks = [
+                await _new_task(session, principal, deadline, c, assignee_id) for c in computation.computed
+            ]
+            await emit(
+                session, "deadline.saved", catalogue.deadline_saved(deadline, tasks, principal.actor_id)
+            )
+            return _out(computation, deadline, {t.rule_id or "": t for t in tasks})
+    return await _move(session, principal, existing, computation, assignee_id)
 
 
 async def _new_task(
@@ -213,9 +226,7 @@ async def _move(
     session: AsyncSession,
     principal: Principal,
     deadline: Deadline,
-    definition: RuleSetDefinition,
-    trigger_date: date,
-    computed: list[Computed],
+    computation: Computation,
     assignee_id: str | None,
 ) -> ComputeOut:
     """Recompute with the rule set as it is now and move every task of the deadline to its new
@@ -228,7 +239,7 @@ async def _move(
     }
     moved: list[dict[str, Any]] = []
     now = utcnow()
-    for c in computed:
+    for c in computation.computed:
         task = tasks.get(c.rule.id)
         if task is None:
             tasks[c.rule.id] = await _new_task(session, principal, deadline, c, assignee_id)
@@ -241,13 +252,16 @@ async def _move(
             await session.flush()
             changes = {"due_at": {"from": before, "to": task.due_at}}
             await emit(session, "task.updated", catalogue.task_updated(task, changes, principal.actor_id))
-    changed = trigger_date != deadline.trigger_date or definition.version != deadline.rule_set_version
-    deadline.trigger_date, deadline.rule_set_version = trigger_date, definition.version
+    version, trigger_date = computation.definition.version, computation.trigger_date
+    changed = trigger_date != deadline.trigger_date or version != deadline.rule_set_version
+    deadline.trigger_date, deadline.rule_set_version = trigger_date, version
     if changed or moved:
         deadline.updated_at = now
         await session.flush()
-        await emit(session, "deadline.moved", catalogue.deadline_moved(deadline, old_date, moved, principal.actor_id))
-    return _out(definition, deadline.trigger, trigger_date, computed, deadline, tasks)
+        await emit(
+            session, "deadline.moved", catalogue.deadline_moved(deadline, old_date, moved, principal.actor_id)
+        )
+    return _out(computation, deadline, tasks)
 
 
 async def move_deadline(
@@ -255,10 +269,11 @@ async def move_deadline(
 ) -> ComputeOut:
     rule_set = await find_rule_set(session, deadline.rule_set)
     if rule_set is None:  # a firm rule set is never deleted; a shipped one could leave a release
-        raise Conflict(f"Rule set {deadline.rule_set!r} no longer exists; these deadlines cannot be recomputed")
-    definition = _definition(rule_set)
-    computed = compute_trigger(definition, deadline.trigger, trigger_date)
-    return await _move(session, principal, deadline, definition, trigger_date, computed, principal.user_id)
+        raise Conflict(
+            f"Rule set {deadline.rule_set!r} no longer exists; these deadlines cannot be recomputed"
+        )
+    computation = compute_trigger(_definition(rule_set), deadline.trigger, trigger_date)
+    return await _move(session, principal, deadline, computation, principal.user_id)
 
 
 async def deadline_of_case(session: AsyncSession, case: Case, deadline_id: str) -> Deadline:
@@ -273,8 +288,19 @@ DEADLINE_LIST = ListSpec(
     sortable={"trigger_date": Deadline.trigger_date, "created_at": Deadline.created_at},
     default_sort="created_at",
     tiebreak=Deadline.id,
-    output_fields=frozenset({"id", "case_id", "rule_set", "rule_set_version", "trigger", "trigger_date",
-                             "created_by", "created_at", "updated_at"}),
+    output_fields=frozenset(
+        {
+            "id",
+            "case_id",
+            "rule_set",
+            "rule_set_version",
+            "trigger",
+            "trigger_date",
+            "created_by",
+            "created_at",
+            "updated_at",
+        }
+    ),
     filters={"rule_set": Deadline.rule_set, "trigger": Deadline.trigger},
 )
 

@@ -40,25 +40,35 @@ async def list_case_tasks(
     """A case's tasks, with the same parameters as `GET /tasks` (but `case_id`)."""
     case = await case_for(session, principal, case_id, Level.READ)
     return envelope.listed(
-        await service.list_case_tasks(session, principal, case, query), query, lambda t: TaskOut.dump_for(t, principal)
+        await service.list_case_tasks(session, principal, case, query),
+        query,
+        lambda t: TaskOut.dump_for(t, principal),
     )
 
 
 @router.post("/cases/{case_id}/tasks", response_model=Envelope[TaskOut | IdOnlyOut], status_code=201)
-async def create_task(case_id: str, body: TaskCreate, principal: TasksWrite, session: SessionDep) -> JSONResponse:
+async def create_task(
+    case_id: str, body: TaskCreate, principal: TasksWrite, session: SessionDep
+) -> JSONResponse:
     """Add a task to a case. Emits `task.created`."""
     case = await case_for(session, principal, case_id, Level.WRITE)
-    return envelope.created(TaskOut.dump_for(await service.create_task(session, principal, case, body), principal))
+    return envelope.created(
+        TaskOut.dump_for(await service.create_task(session, principal, case, body), principal)
+    )
 
 
 @router.get("/tasks/{task_id}", response_model=Envelope[TaskOut])
-async def get_task(task_id: str, principal: TasksRead, fields: TaskFields, session: SessionDep) -> JSONResponse:
+async def get_task(
+    task_id: str, principal: TasksRead, fields: TaskFields, session: SessionDep
+) -> JSONResponse:
     task = await service.task_for(session, principal, task_id, Level.READ)
     return envelope.ok(project(TaskOut.dump_for(task, principal), fields))
 
 
 @router.patch("/tasks/{task_id}", response_model=Envelope[TaskOut | IdOnlyOut])
-async def update_task(task_id: str, body: TaskUpdate, principal: TasksWrite, session: SessionDep) -> JSONResponse:
+async def update_task(
+    task_id: str, body: TaskUpdate, principal: TasksWrite, session: SessionDep
+) -> JSONResponse:
     """Change any subset of the writable fields. Emits `task.updated` with `changes`."""
     task = await service.task_for(session, principal, task_id, Level.WRITE)
     return envelope.ok(TaskOut.dump_for(await service.update_task(session, principal, task, body), principal))

@@ -53,7 +53,9 @@ async def task_for(session: AsyncSession, principal: Principal, task_id: str, le
 async def list_case_tasks(
     session: AsyncSession, principal: Principal, case: Case, query: ListQuery
 ) -> tuple[list[Task], int]:
-    return await fetch_page(session, CASE_TASK_LIST, _with_me(query, principal), conditions=[Task.case_id == case.id])
+    return await fetch_page(
+        session, CASE_TASK_LIST, _with_me(query, principal), conditions=[Task.case_id == case.id]
+    )
 
 
 def _with_me(query: ListQuery, principal: Principal) -> ListQuery:
@@ -132,4 +134,3 @@ async def delete_task(session: AsyncSession, principal: Principal, task: Task) -
     await emit(session, "task.deleted", catalogue.task_deleted(task, principal.actor_id))
     await session.delete(task)
     await session.flush()
-
