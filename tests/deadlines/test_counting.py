@@ -30,8 +30,15 @@ def frcp(rule_id: str, trigger_date: date) -> date:
 
 def rule(days: int, counting: str = "calendar", direction: str = "after") -> Rule:
     return Rule.model_validate(
-        {"id": "r", "title": "R", "trigger": "t", "days": days, "counting": counting, "direction": direction,
-         "citation": "test"}
+        {
+            "id": "r",
+            "title": "R",
+            "trigger": "t",
+            "days": days,
+            "counting": counting,
+            "direction": direction,
+            "citation": "test",
+        }
     )
 
 
@@ -148,7 +155,12 @@ def test_extra_holidays_and_state_holidays_of_a_rule_set() -> None:
 def test_the_shipped_rule_set_is_versioned_and_cited() -> None:
     assert FRCP.version == "2026.1"
     answer = next(r for r in FRCP.rules if r.id == "answer")
-    assert (answer.trigger, answer.days, answer.counting, answer.direction) == ("service", 21, "calendar", "after")
+    assert (answer.trigger, answer.days, answer.counting, answer.direction) == (
+        "service",
+        21,
+        "calendar",
+        "after",
+    )
     assert answer.citation == "FRCP 12(a)(1)(A)(i)"
     assert all(r.citation for r in FRCP.rules)
 

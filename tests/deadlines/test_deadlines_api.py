@@ -61,10 +61,14 @@ def test_compute_every_rule_of_a_trigger_with_its_trace(admin: httpx.Client) -> 
     # Nothing was saved.
     assert ok(admin.get(f"/cases/{case['id']}/tasks")) == []
 
-    error = api_error(_compute(admin, case["id"], trigger="lunch", trigger_date="2026-12-02"), 422, "VALIDATION_ERROR")
+    error = api_error(
+        _compute(admin, case["id"], trigger="lunch", trigger_date="2026-12-02"), 422, "VALIDATION_ERROR"
+    )
     assert "service" in details(error)["trigger"]
     body = {"rule_set": "nope", "trigger": "service", "trigger_date": "2026-12-02"}
-    error = api_error(admin.post(f"/cases/{case['id']}/deadlines/compute", json=body), 422, "VALIDATION_ERROR")
+    error = api_error(
+        admin.post(f"/cases/{case['id']}/deadlines/compute", json=body), 422, "VALIDATION_ERROR"
+    )
     assert "rule_set" in details(error)
     api_error(_compute(admin, case["id"], trigger="service", trigger_date="soon"), 422, "VALIDATION_ERROR")
     api_error(_compute(admin, "case_nope", trigger="service", trigger_date="2026-12-02"), 404, "NOT_FOUND")
@@ -74,7 +78,14 @@ def test_saved_deadlines_are_tasks_and_move_with_their_trigger(api: Api, admin: 
     case = new_case(admin)
     paralegal, token = api.make_user("paralegal")
     saved = ok(
-        _compute(admin, case["id"], trigger="service", trigger_date="2026-12-04", save=True, assignee_id=paralegal["id"])
+        _compute(
+            admin,
+            case["id"],
+            trigger="service",
+            trigger_date="2026-12-04",
+            save=True,
+            assignee_id=paralegal["id"],
+        )
     )
     deadline_id = saved["deadline_id"]
     assert deadline_id.startswith("dl_")
@@ -87,22 +98,30 @@ def test_saved_deadlines_are_tasks_and_move_with_their_trigger(api: Api, admin: 
     assert event["tasks"] == [{"task_id": task["id"], "rule_id": "answer", "due_at": "2026-12-28"}]
     # The paralegal sees it among "my tasks".
     with api.client(token=token) as client:
-        assert task["id"] in [t["id"] for t in ok(client.get("/tasks", params={"assignee_id": "me", "status": "open"}))]
+        assert task["id"] in [
+            t["id"] for t in ok(client.get("/tasks", params={"assignee_id": "me", "status": "open"}))
+        ]
 
     # Service was really on Thu 5 Nov 2026: day 21 is Thanksgiving, so Fri 27 Nov.
-    moved = ok(admin.patch(f"/cases/{case['id']}/deadlines/{deadline_id}", json={"trigger_date": "2026-11-05"}))
+    moved = ok(
+        admin.patch(f"/cases/{case['id']}/deadlines/{deadline_id}", json={"trigger_date": "2026-11-05"})
+    )
     assert moved["deadline_id"] == deadline_id and moved["deadlines"][0]["due_on"] == "2026-11-27"
     assert ok(admin.get(f"/tasks/{task['id']}"))["due_at"] == "2026-11-27"
     [event] = api.events("deadline.moved", deadline_id=deadline_id)
     assert event["from"] == "2026-12-04" and event["trigger_date"] == "2026-11-05"
-    assert event["tasks"] == [{"task_id": task["id"], "rule_id": "answer", "from": "2026-12-28", "to": "2026-11-27"}]
+    assert event["tasks"] == [
+        {"task_id": task["id"], "rule_id": "answer", "from": "2026-12-28", "to": "2026-11-27"}
+    ]
 
     # Saving the same trigger again moves it too: still one deadline and one task.
     again = ok(_compute(admin, case["id"], trigger="service", trigger_date="2026-06-12", save=True))
     assert again["deadline_id"] == deadline_id and again["deadlines"][0]["task_id"] == task["id"]
     assert ok(admin.get(f"/tasks/{task['id']}"))["due_at"] == "2026-07-06"
     listed = ok(admin.get(f"/cases/{case['id']}/deadlines"))
-    assert [(d["id"], d["trigger"], d["trigger_date"]) for d in listed] == [(deadline_id, "service", "2026-06-12")]
+    assert [(d["id"], d["trigger"], d["trigger_date"]) for d in listed] == [
+        (deadline_id, "service", "2026-06-12")
+    ]
     assert ok(admin.get(f"/cases/{case['id']}/deadlines/{deadline_id}"))["rule_set_version"] == "2026.1"
     assert [t["id"] for t in ok(admin.get("/tasks", params={"deadline_id": deadline_id}))] == [task["id"]]
 
@@ -111,7 +130,11 @@ def test_saved_deadlines_are_tasks_and_move_with_their_trigger(api: Api, admin: 
     assert judgment["deadline_id"] != deadline_id and all(d["task_id"] for d in judgment["deadlines"])
     assert len(ok(admin.get(f"/cases/{case['id']}/tasks"))) == 6
     other = new_case(admin)
-    api_error(admin.patch(f"/cases/{other['id']}/deadlines/{deadline_id}", json={"trigger_date": "2026-11-05"}), 404, "NOT_FOUND")
+    api_error(
+        admin.patch(f"/cases/{other['id']}/deadlines/{deadline_id}", json={"trigger_date": "2026-11-05"}),
+        404,
+        "NOT_FOUND",
+    )
 
 
 def test_saving_needs_write_on_the_case(api: Api, admin: httpx.Client) -> None:
@@ -119,7 +142,11 @@ def test_saving_needs_write_on_the_case(api: Api, admin: httpx.Client) -> None:
     _, viewer = api.make_user("viewer")
     with api.client(token=viewer) as client:
         assert ok(_compute(client, case["id"], trigger="service", trigger_date="2026-12-04"))["deadlines"]
-        auth_error(_compute(client, case["id"], trigger="service", trigger_date="2026-12-04", save=True), 403, "AUTH_010")
+        auth_error(
+            _compute(client, case["id"], trigger="service", trigger_date="2026-12-04", save=True),
+            403,
+            "AUTH_010",
+        )
         auth_error(client.post("/deadline-rule-sets", json={}), 403, "AUTH_010")
     assert ok(admin.get(f"/cases/{case['id']}/tasks")) == []
 
@@ -138,8 +165,15 @@ def test_a_firm_rule_set(api: Api, admin: httpx.Client) -> None:
             "extra_holidays": [{"date": "2026-12-24", "name": "Court closure"}],
         },
         "rules": [
-            {"id": "client_review", "title": "Draft to client", "trigger": "hearing", "days": 3,
-             "counting": "court", "direction": "before", "citation": "Firm manual 4.2"},
+            {
+                "id": "client_review",
+                "title": "Draft to client",
+                "trigger": "hearing",
+                "days": 3,
+                "counting": "court",
+                "direction": "before",
+                "citation": "Firm manual 4.2",
+            },
         ],
     }
     created = ok(admin.post("/deadline-rule-sets", json=body), 201)
@@ -149,16 +183,26 @@ def test_a_firm_rule_set(api: Api, admin: httpx.Client) -> None:
     case = new_case(admin)
     # Hearing Mon 28 Dec 2026; 3 court days before: Sun 27, Sat 26, Fri 25 (Christmas) and Thu 24
     # (the court's closure) are not counted; Wed 23 (1), Tue 22 (2), Mon 21 (3): Mon 21 Dec 2026.
-    out = ok(admin.post(f"/cases/{case['id']}/deadlines/compute",
-                        json={"rule_set": set_id, "trigger": "hearing", "trigger_date": "2026-12-28", "save": True}))
+    out = ok(
+        admin.post(
+            f"/cases/{case['id']}/deadlines/compute",
+            json={"rule_set": set_id, "trigger": "hearing", "trigger_date": "2026-12-28", "save": True},
+        )
+    )
     assert (out["rule_set_version"], out["deadlines"][0]["due_on"]) == ("3", "2026-12-21")
     assert ok(admin.get(f"/cases/{case['id']}/deadlines"))[0]["rule_set_version"] == "3"
 
     api_error(admin.post("/deadline-rule-sets", json=body), 409, "CONFLICT")
     api_error(admin.post("/deadline-rule-sets", json={**body, "id": "frcp"}), 409, "CONFLICT")
     wrong = {**body, "id": unique("bad-"), "calendar": {"country": "US", "subdivision": "XX"}}
-    assert "calendar" in details(api_error(admin.post("/deadline-rule-sets", json=wrong), 422, "VALIDATION_ERROR"))
+    assert "calendar" in details(
+        api_error(admin.post("/deadline-rule-sets", json=wrong), 422, "VALIDATION_ERROR")
+    )
     no_rules = {**body, "id": unique("bad-"), "rules": []}
-    assert "rules" in details(api_error(admin.post("/deadline-rule-sets", json=no_rules), 422, "VALIDATION_ERROR"))
+    assert "rules" in details(
+        api_error(admin.post("/deadline-rule-sets", json=no_rules), 422, "VALIDATION_ERROR")
+    )
     negative = {**body, "id": unique("bad-"), "rules": [{**body["rules"][0], "days": -1}]}
-    assert "rules.0.days" in details(api_error(admin.post("/deadline-rule-sets", json=negative), 422, "VALIDATION_ERROR"))
+    assert "rules.0.days" in details(
+        api_error(admin.post("/deadline-rule-sets", json=negative), 422, "VALIDATION_ERROR")
+    )

@@ -39,13 +39,17 @@ def test_create_read_update_delete(api: Api, admin: httpx.Client) -> None:
     }
 
     # A date-time keeps its instant (shown in UTC); done sets completed_at.
-    done = ok(admin.patch(f"/tasks/{task['id']}", json={"due_at": "2027-01-15T17:30:00-05:00", "status": "done"}))
+    done = ok(
+        admin.patch(f"/tasks/{task['id']}", json={"due_at": "2027-01-15T17:30:00-05:00", "status": "done"})
+    )
     assert done["due_at"] == "2027-01-15T22:30:00.000Z" and done["status"] == "done" and done["completed_at"]
     [event] = api.events("task.updated", task_id=task["id"])
     assert event["changes"]["due_at"] == {"from": "2027-01-15", "to": "2027-01-15T22:30:00.000Z"}
     assert event["changes"]["status"] == {"from": "open", "to": "done"}
     # null clears what may be empty; nothing changed emits nothing.
-    cleared = ok(admin.patch(f"/tasks/{task['id']}", json={"due_at": None, "assignee_id": None, "reminders": None}))
+    cleared = ok(
+        admin.patch(f"/tasks/{task['id']}", json={"due_at": None, "assignee_id": None, "reminders": None})
+    )
     assert (cleared["due_at"], cleared["assignee_id"], cleared["reminders"]) == (None, None, [])
     ok(admin.patch(f"/tasks/{task['id']}", json={"due_at": None}))
     assert len(api.events("task.updated", task_id=task["id"])) == 2
@@ -59,7 +63,9 @@ def test_create_read_update_delete(api: Api, admin: httpx.Client) -> None:
 def test_validation(admin: httpx.Client) -> None:
     case = new_case(admin)
     path = f"/cases/{case['id']}/tasks"
-    assert details(api_error(admin.post(path, json={}), 422, "VALIDATION_ERROR")) == {"title": "Title is required"}
+    assert details(api_error(admin.post(path, json={}), 422, "VALIDATION_ERROR")) == {
+        "title": "Title is required"
+    }
     bad = {
         "due_at": "2027-01-15T17:00:00",  # no offset: which instant?
         "status": "started",
@@ -69,7 +75,9 @@ def test_validation(admin: httpx.Client) -> None:
     found = details(api_error(admin.post(path, json={"title": "x", **bad}), 422, "VALIDATION_ERROR"))
     assert set(found) == {"due_at", "status", "priority"}
     assert "offset" in found["due_at"]
-    error = api_error(admin.post(path, json={"title": "x", "assignee_id": "user_nobody"}), 422, "VALIDATION_ERROR")
+    error = api_error(
+        admin.post(path, json={"title": "x", "assignee_id": "user_nobody"}), 422, "VALIDATION_ERROR"
+    )
     assert details(error) == {"assignee_id": "User not found"}
     both = {"title": "x", "reminders": [{"minutes_before": 5, "at": "2027-01-01T00:00:00Z"}]}
     assert "reminders.0" in details(api_error(admin.post(path, json=both), 422, "VALIDATION_ERROR"))
@@ -84,9 +92,13 @@ def test_my_tasks_across_cases_soonest_first(api: Api, admin: httpx.Client) -> N
     tag = unique("zebra")
     first, second = new_case(admin), new_case(admin)
     later = _task(admin, first["id"], title=f"{tag} later", assignee_id=user["id"], due_at="2027-03-01")
-    sooner = _task(admin, second["id"], title=f"{tag} sooner", assignee_id=user["id"], due_at="2027-02-01T10:00:00Z")
+    sooner = _task(
+        admin, second["id"], title=f"{tag} sooner", assignee_id=user["id"], due_at="2027-02-01T10:00:00Z"
+    )
     undated = _task(admin, second["id"], title=f"{tag} undated", assignee_id=user["id"])
-    done = _task(admin, first["id"], title=f"{tag} done", assignee_id=user["id"], due_at="2027-01-01", status="done")
+    done = _task(
+        admin, first["id"], title=f"{tag} done", assignee_id=user["id"], due_at="2027-01-01", status="done"
+    )
     _task(admin, first["id"], title=f"{tag} someone else's", due_at="2027-01-01")
 
     with api.client(token=token) as mine:
@@ -100,15 +112,21 @@ def test_my_tasks_across_cases_soonest_first(api: Api, admin: httpx.Client) -> N
         assert done["id"] in [t["id"] for t in everything]
         # Filters, search over titles, fields.
         assert [t["id"] for t in ok(mine.get("/tasks", params={"search": f"{tag} soon"}))] == [sooner["id"]]
-        in_first = ok(mine.get("/tasks", params={"case_id": first["id"], "assignee_id": "me", "fields": "id,title"}))
+        in_first = ok(
+            mine.get("/tasks", params={"case_id": first["id"], "assignee_id": "me", "fields": "id,title"})
+        )
         assert {t["id"] for t in in_first} == {later["id"], done["id"]}
         assert all(set(t) == {"id", "title"} for t in in_first)
-        window = ok(mine.get("/tasks", params={"search": tag, "due_from": "2027-01-15", "due_to": "2027-02-28"}))
+        window = ok(
+            mine.get("/tasks", params={"search": tag, "due_from": "2027-01-15", "due_to": "2027-02-28"})
+        )
         assert [t["id"] for t in window] == [sooner["id"]]
         unassigned = ok(mine.get("/tasks", params={"search": tag, "assignee_id": "none"}))
         assert [t["title"] for t in unassigned] == [f"{tag} someone else's"]
         # A case's own list takes the same parameters.
-        assert [t["id"] for t in ok(mine.get(f"/cases/{second['id']}/tasks", params={"assignee_id": "me"}))] == [
+        assert [
+            t["id"] for t in ok(mine.get(f"/cases/{second['id']}/tasks", params={"assignee_id": "me"}))
+        ] == [
             sooner["id"],
             undated["id"],
         ]

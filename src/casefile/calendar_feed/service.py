@@ -66,5 +66,5 @@ async def feed(session: AsyncSession, token: str) -> bytes:
             .order_by(Task.due_sort, Task.id)
             .limit(MAX_EVENTS)
         )
-        rows = [(task, case) for task, case in result.tuples()]
+        rows = [(task, case) for task, case in result]
     return build_feed(user.name, rows)
