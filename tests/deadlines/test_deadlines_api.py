@@ -3,6 +3,8 @@ deadlines moving with their trigger date."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import httpx
 
 from tests.support.assertions import api_error, auth_error, details, ok
@@ -206,3 +208,31 @@ def test_a_firm_rule_set(api: Api, admin: httpx.Client) -> None:
     assert "rules.0.days" in details(
         api_error(admin.post("/deadline-rule-sets", json=negative), 422, "VALIDATION_ERROR")
     )
+
+
+def test_deleting_a_saved_deadline_keeps_finished_tasks(api: Api, admin: httpx.Client) -> None:
+    case = new_case(admin)
+    saved = ok(_compute(admin, case["id"], trigger="judgment_entry", trigger_date="2026-12-02", save=True))
+    tasks = {d["rule_id"]: d["task_id"] for d in saved["deadlines"]}
+    ok(admin.patch(f"/tasks/{tasks['attorneys_fees']}", json={"status": "done"}))
+    path = f"/cases/{case['id']}/deadlines/{saved['deadline_id']}"
+    assert ok(admin.delete(path)) == {"id": saved["deadline_id"], "deleted": True}
+    api_error(admin.get(path), 404, "NOT_FOUND")
+    remaining = ok(admin.get(f"/cases/{case['id']}/tasks"))
+    assert [(t["id"], t["deadline_id"]) for t in remaining] == [(tasks["attorneys_fees"], None)]
+    [event] = api.events("deadline.deleted", deadline_id=saved["deadline_id"])
+    assert sorted(event["deleted_tasks"]) == sorted(t for r, t in tasks.items() if r != "attorneys_fees")
+
+
+def test_saving_the_same_trigger_at_once_makes_one_deadline(api: Api, admin: httpx.Client) -> None:
+    case = new_case(admin)
+    body = {"rule_set": "frcp", "trigger": "service", "trigger_date": "2026-12-04", "save": True}
+
+    def save(_: int) -> dict:
+        with api.admin() as client:
+            return dict(ok(client.post(f"/cases/{case['id']}/deadlines/compute", json=body)))
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(save, range(4)))
+    assert len({r["deadline_id"] for r in results}) == 1
+    assert len(ok(admin.get(f"/cases/{case['id']}/tasks"))) == 1

@@ -13,7 +13,7 @@ from casefile.deadlines import service
 from casefile.deadlines.dependencies import DeadlinesRead, DeadlinesWrite, RuleSetsRead, RuleSetsWrite
 from casefile.deadlines.rulesets import RuleSetDefinition
 from casefile.deadlines.schemas import ComputeOut, ComputeRequest, DeadlineMove, DeadlineOut, RuleSetOut
-from casefile.envelope import Envelope, PageEnvelope
+from casefile.envelope import DeletedOut, Envelope, PageEnvelope
 from casefile.errors import permission_missing
 from casefile.listing import ListQuery, list_query
 
@@ -87,3 +87,15 @@ async def move_deadline(
     deadline = await service.deadline_of_case(session, case, deadline_id)
     out = await service.move_deadline(session, principal, deadline, body.trigger_date)
     return envelope.ok(out.model_dump(mode="json"))
+
+
+@router.delete("/cases/{case_id}/deadlines/{deadline_id}", response_model=Envelope[DeletedOut])
+async def delete_deadline(
+    case_id: str, deadline_id: str, principal: DeadlinesWrite, session: SessionDep
+) -> JSONResponse:
+    """Remove a saved deadline and its open tasks (done and cancelled ones stay, unlinked). Emits
+    `task.deleted` for each and `deadline.deleted`."""
+    case = await case_for(session, principal, case_id, Level.WRITE)
+    deadline = await service.deadline_of_case(session, case, deadline_id)
+    await service.delete_deadline(session, principal, deadline)
+    return envelope.deleted(deadline.id)

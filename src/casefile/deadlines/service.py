@@ -283,6 +283,24 @@ async def deadline_of_case(session: AsyncSession, case: Case, deadline_id: str) 
     return deadline
 
 
+async def delete_deadline(session: AsyncSession, principal: Principal, deadline: Deadline) -> list[str]:
+    """Remove a saved deadline with its open tasks; tasks already done or cancelled stay on the
+    case as its history (unlinked). Returns the ids of the tasks deleted."""
+    open_tasks = list(
+        await session.scalars(
+            select(Task).where(Task.deadline_id == deadline.id, Task.status == "open").with_for_update()
+        )
+    )
+    for task in open_tasks:
+        await emit(session, "task.deleted", catalogue.task_deleted(task, principal.actor_id))
+        await session.delete(task)
+    deleted = [t.id for t in open_tasks]
+    await emit(session, "deadline.deleted", catalogue.deadline_deleted(deadline, deleted, principal.actor_id))
+    await session.delete(deadline)
+    await session.flush()
+    return deleted
+
+
 DEADLINE_LIST = ListSpec(
     model=Deadline,
     sortable={"trigger_date": Deadline.trigger_date, "created_at": Deadline.created_at},

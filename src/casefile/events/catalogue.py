@@ -42,6 +42,7 @@ EVENT_NAMES: tuple[str, ...] = (
     "task.deleted",
     "deadline.saved",
     "deadline.moved",
+    "deadline.deleted",
 )
 
 EVENT_GROUPS: frozenset[str] = frozenset(name.split(".", 1)[0] for name in EVENT_NAMES)
@@ -278,3 +279,8 @@ def deadline_moved(
 ) -> dict[str, Any]:
     """`moved`: `{task_id, rule_id, from, to}` for each task whose due date changed."""
     return {**_deadline(deadline), "from": old_date, "tasks": moved, "moved_by": moved_by}
+
+
+def deadline_deleted(deadline: Deadline, task_ids: list[str], deleted_by: str | None) -> dict[str, Any]:
+    """`task_ids`: the open tasks deleted with it (done and cancelled ones stay)."""
+    return {**_deadline(deadline), "deleted_tasks": task_ids, "deleted_by": deleted_by}
