@@ -98,6 +98,7 @@ def test_feed_of_my_open_tasks_and_deadlines(api: Api, admin: httpx.Client) -> N
     assert case["case_number"] in day.description.value
     at = events[f"{timed['id']}@casefile"]
     assert at.dtstart.value == datetime(2027, 1, 20, 14, 30, tzinfo=UTC)
+    assert not hasattr(at, "dtend")  # RFC 5545: DTEND must be later than DTSTART; none = a moment
     assert at.valarm.trigger.value == datetime(2027, 1, 20, 8, 0, tzinfo=UTC)
     deadline = events[f"{answer_task}@casefile"]
     assert (

@@ -124,6 +124,8 @@ def test_saved_deadlines_are_tasks_and_move_with_their_trigger(api: Api, admin: 
     assert [(d["id"], d["trigger"], d["trigger_date"]) for d in listed] == [
         (deadline_id, "service", "2026-06-12")
     ]
+    assert ok(admin.get(f"/cases/{case['id']}/deadlines", params={"search": "judgment"})) == []
+    assert len(ok(admin.get(f"/cases/{case['id']}/deadlines", params={"search": "serv"}))) == 1
     assert ok(admin.get(f"/cases/{case['id']}/deadlines/{deadline_id}"))["rule_set_version"] == "2026.1"
     assert [t["id"] for t in ok(admin.get("/tasks", params={"deadline_id": deadline_id}))] == [task["id"]]
 

@@ -23,8 +23,8 @@ def _event(task: Task, case: Case) -> Event:
     event.add("last-modified", task.updated_at)
     event.add("summary", task.title)
     if task.due_datetime is not None:
+        # No DTEND: RFC 5545 3.6.1 makes such an event end when it starts (a moment, not a span).
         event.add("dtstart", task.due_datetime)
-        event.add("dtend", task.due_datetime)
     elif task.due_date is not None:
         event.add("dtstart", task.due_date)
         event.add("dtend", task.due_date + timedelta(days=1))

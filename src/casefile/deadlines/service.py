@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, and_, func, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -301,6 +301,12 @@ async def delete_deadline(session: AsyncSession, principal: Principal, deadline:
     return deleted
 
 
+def _search_deadlines(session: AsyncSession, words: list[str]) -> ColumnElement[bool]:
+    # Within one case: each word in the trigger's or the rule set's name.
+    columns = (Deadline.trigger, Deadline.rule_set)
+    return and_(*(or_(*(func.lower(c).like(f"%{w}%") for c in columns)) for w in words))
+
+
 DEADLINE_LIST = ListSpec(
     model=Deadline,
     sortable={"trigger_date": Deadline.trigger_date, "created_at": Deadline.created_at},
@@ -320,6 +326,7 @@ DEADLINE_LIST = ListSpec(
         }
     ),
     filters={"rule_set": Deadline.rule_set, "trigger": Deadline.trigger},
+    search=_search_deadlines,
 )
 
 
