@@ -19,6 +19,7 @@ from casefile.background import run_background_workers
 from casefile.calendar_feed.router import router as calendar_router
 from casefile.cases.router import router as cases_router
 from casefile.deadlines.router import router as deadlines_router
+from casefile.deadlines.rulesets import shipped_rule_sets
 from casefile.documents.router import router as documents_router
 from casefile.documents.service import collect_orphaned_content
 from casefile.input_rules import refuse_nul_in_parameters
@@ -52,6 +53,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # Deadline rule sets are data files: read and validated once, now, so a broken one stops
+        # the start instead of failing a computation later.
+        shipped_rule_sets()
         runtime = Runtime.start(settings)
         app.state.runtime = runtime
         collected = await collect_orphaned_content(runtime)

@@ -12,12 +12,21 @@ Luther King Jr. Day; Fri 18 Jun 2027 Juneteenth observed (19 Jun is a Saturday).
 
 from __future__ import annotations
 
+import tomllib
 from datetime import date
+from pathlib import Path
 
 import pytest
 
 from casefile.deadlines.counting import CourtCalendar, compute
-from casefile.deadlines.rulesets import HolidayCalendar, Rule, RuleSetDefinition, shipped_rule_sets
+from casefile.deadlines.rulesets import (
+    RULES_DIR,
+    HolidayCalendar,
+    Rule,
+    RuleSetDefinition,
+    load_rule_sets,
+    shipped_rule_sets,
+)
 
 FRCP = shipped_rule_sets()["frcp"]
 FEDERAL = CourtCalendar(FRCP.calendar)
@@ -176,3 +185,20 @@ def test_the_shipped_rule_set_is_versioned_and_cited() -> None:
 def test_a_rule_set_is_validated(change: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         RuleSetDefinition.model_validate({**FRCP.model_dump(), **change})
+
+
+def test_rule_set_files_are_checked_when_loaded(tmp_path: Path) -> None:
+    text = (RULES_DIR / "frcp.toml").read_text()
+    (tmp_path / "frcp.toml").write_text(text)
+    assert load_rule_sets(tmp_path)["frcp"] == FRCP
+    (tmp_path / "other.toml").write_text(text)  # the id must be the file's name
+    with pytest.raises(ValueError, match="file name"):
+        load_rule_sets(tmp_path)
+    (tmp_path / "other.toml").write_text(
+        text.replace('id = "frcp"', 'id = "other"').replace("days = 21", "days = 0", 1)
+    )
+    with pytest.raises(ValueError, match="greater than or equal to 1"):
+        load_rule_sets(tmp_path)
+    (tmp_path / "other.toml").write_text("id = ")
+    with pytest.raises(tomllib.TOMLDecodeError):
+        load_rule_sets(tmp_path)

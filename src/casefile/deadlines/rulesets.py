@@ -86,10 +86,15 @@ class RuleSetDefinition(InModel):
 
 @cache
 def shipped_rule_sets() -> dict[str, RuleSetDefinition]:
-    """The rule sets in `rules/*.toml`, by id. Read once per process; a broken file stops the start
-    (better than computing deadlines from half a rule set)."""
+    """The rule sets in `rules/*.toml`, by id. Read once per process, when the app starts; a broken
+    file stops the start (better than computing deadlines from half a rule set)."""
+    return load_rule_sets(RULES_DIR)
+
+
+def load_rule_sets(directory: Path) -> dict[str, RuleSetDefinition]:
+    """Every `*.toml` rule set in `directory`, validated, by id (each file is named after its id)."""
     sets: dict[str, RuleSetDefinition] = {}
-    for path in sorted(RULES_DIR.glob("*.toml")):
+    for path in sorted(directory.glob("*.toml")):
         with path.open("rb") as file:
             definition = RuleSetDefinition.model_validate(tomllib.load(file))
         if definition.id != path.stem:
