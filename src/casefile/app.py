@@ -17,10 +17,13 @@ from casefile.ai.router import router as ai_router
 from casefile.audit import denials
 from casefile.auth.router import router as auth_router
 from casefile.background import run_background_workers
+from casefile.calendar_feed.router import router as calendar_router
 from casefile.cases.access import CaseNotVisible
 from casefile.cases.router import router as cases_router
 from casefile.conflicts.router import router as conflicts_router
 from casefile.contacts.router import router as contacts_router
+from casefile.deadlines.router import router as deadlines_router
+from casefile.deadlines.rulesets import shipped_rule_sets
 from casefile.documents.router import router as documents_router
 from casefile.documents.service import collect_orphaned_content
 from casefile.errors import Forbidden
@@ -33,6 +36,7 @@ from casefile.ratelimit import RateLimitHeadersMiddleware
 from casefile.runtime import Runtime
 from casefile.search.router import router as search_router
 from casefile.settings import Settings
+from casefile.tasks.router import router as tasks_router
 from casefile.users.router import router as users_router
 
 log = logging.getLogger("casefile")
@@ -55,7 +59,8 @@ def build_api_router() -> APIRouter:
         conflicts_router,
         notes_router,
     )
-    for router in routers:
+    practice = (tasks_router, deadlines_router, calendar_router)
+    for router in (*routers, *practice):
         api.include_router(router, dependencies=[QueryCheck])
     api.include_router(build_admin_router())
     return api
@@ -66,6 +71,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # Deadline rule sets are data files: read and validated once, now, so a broken one stops
+        # the start instead of failing a computation later.
+        shipped_rule_sets()
         runtime = Runtime.start(settings)
         app.state.runtime = runtime
         collected = await collect_orphaned_content(runtime)

@@ -54,6 +54,8 @@ class ListSpec:
     # Filters over a closed set of values: anything else is a validation error, not an empty page.
     filter_choices: dict[str, tuple[str, ...]] = field(default_factory=dict)
     search: SearchCondition | None = None
+    # Most lists show the newest first; a list of things due shows the soonest first.
+    default_order: Literal["asc", "desc"] = "desc"
 
 
 @dataclass(frozen=True)
@@ -190,7 +192,9 @@ def list_query(spec: ListSpec) -> Callable[..., ListQuery]:
             DEFAULT_LIMIT,
         ),
         _param("sort", str | None, Query(description=f"Sort field: {sort_names}"), None),
-        _param("order", str, Query(description="asc or desc"), "desc"),
+        _param(
+            "order", str, Query(description=f"asc or desc (default {spec.default_order})"), spec.default_order
+        ),
         inspect.Parameter("fields", inspect.Parameter.KEYWORD_ONLY, annotation=FieldsParam, default=None),
         _param(
             "search",

@@ -4,17 +4,20 @@ from casefile.ai.models import AiJob
 from casefile.api_keys.models import ApiKey
 from casefile.audit.models import AuditChainHead, AuditEntry
 from casefile.auth.models import AuthSession, RefreshToken, RevokedSession
+from casefile.calendar_feed.models import CalendarToken
 from casefile.cases.models import Case, CaseAssignee, CaseGrant, CaseNumberCounter, CaseWall
 from casefile.config.models import SystemConfig
 from casefile.conflicts.models import ConflictCheck
 from casefile.contacts.models import Contact, ContactName, Party
 from casefile.db import Base
+from casefile.deadlines.models import Deadline, DeadlineRuleSet
 from casefile.documents.models import Blob, Document
 from casefile.events.models import Event
 from casefile.groups.models import Group, GroupMember
 from casefile.holds.models import LegalHold
 from casefile.notes.models import Note, NoteVersion
 from casefile.search.models import Passage
+from casefile.tasks.models import Task
 from casefile.users.models import User
 from casefile.webhooks.models import Delivery, DeliveryAttempt, Webhook
 
@@ -26,6 +29,7 @@ __all__ = [
     "AuthSession",
     "Base",
     "Blob",
+    "CalendarToken",
     "Case",
     "CaseAssignee",
     "CaseGrant",
@@ -34,6 +38,8 @@ __all__ = [
     "ConflictCheck",
     "Contact",
     "ContactName",
+    "Deadline",
+    "DeadlineRuleSet",
     "Delivery",
     "DeliveryAttempt",
     "Document",
@@ -48,6 +54,7 @@ __all__ = [
     "RefreshToken",
     "RevokedSession",
     "SystemConfig",
+    "Task",
     "User",
     "Webhook",
 ]

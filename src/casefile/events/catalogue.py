@@ -15,10 +15,12 @@ if TYPE_CHECKING:
     from casefile.cases.models import Case
     from casefile.conflicts.models import ConflictCheck
     from casefile.contacts.models import Contact, Party
+    from casefile.deadlines.models import Deadline
     from casefile.documents.models import Document
     from casefile.groups.models import Group
     from casefile.holds.models import LegalHold
     from casefile.notes.models import Note
+    from casefile.tasks.models import Task
     from casefile.users.models import User
 
 EVENT_NAMES: tuple[str, ...] = (
@@ -60,6 +62,12 @@ EVENT_NAMES: tuple[str, ...] = (
     "note.created",
     "note.updated",
     "note.deleted",
+    "task.created",
+    "task.updated",
+    "task.deleted",
+    "deadline.saved",
+    "deadline.moved",
+    "deadline.deleted",
 )
 
 EVENT_GROUPS: frozenset[str] = frozenset(name.split(".", 1)[0] for name in EVENT_NAMES)
@@ -406,3 +414,56 @@ def note_updated(note: Note, changed: list[str], updated_by: str | None) -> dict
 
 def note_deleted(note: Note, deleted_by: str | None) -> dict[str, Any]:
     return {**_note(note), "deleted_by": deleted_by, "deleted_at": format_timestamp(utcnow())}
+
+
+def _task(task: Task) -> dict[str, Any]:
+    return {
+        "task_id": task.id,
+        **_attributes(task, "case_id", "title", "assignee_id", "due_at", "priority", "status"),
+        **_attributes(task, "deadline_id", "rule_id"),
+    }
+
+
+def task_created(task: Task) -> dict[str, Any]:
+    return {**_task(task), "created_by": task.created_by, "created_at": format_timestamp(task.created_at)}
+
+
+def task_updated(task: Task, changes: dict[str, dict[str, Any]], updated_by: str | None) -> dict[str, Any]:
+    return {
+        **_task(task),
+        "changes": changes,
+        "updated_by": updated_by,
+        "updated_at": format_timestamp(task.updated_at),
+    }
+
+
+def task_deleted(task: Task, deleted_by: str | None) -> dict[str, Any]:
+    return {**_task(task), "deleted_by": deleted_by, "deleted_at": format_timestamp(utcnow())}
+
+
+def _deadline(deadline: Deadline) -> dict[str, Any]:
+    return {
+        "deadline_id": deadline.id,
+        **_attributes(deadline, "case_id", "rule_set", "rule_set_version", "trigger"),
+        "trigger_date": deadline.trigger_date.isoformat(),
+    }
+
+
+def deadline_saved(deadline: Deadline, tasks: list[Task], saved_by: str | None) -> dict[str, Any]:
+    return {
+        **_deadline(deadline),
+        "tasks": [{"task_id": t.id, "rule_id": t.rule_id, "due_at": t.due_at} for t in tasks],
+        "saved_by": saved_by,
+    }
+
+
+def deadline_moved(
+    deadline: Deadline, old_date: str, moved: list[dict[str, Any]], moved_by: str | None
+) -> dict[str, Any]:
+    """`moved`: `{task_id, rule_id, from, to}` for each task whose due date changed."""
+    return {**_deadline(deadline), "from": old_date, "tasks": moved, "moved_by": moved_by}
+
+
+def deadline_deleted(deadline: Deadline, task_ids: list[str], deleted_by: str | None) -> dict[str, Any]:
+    """`task_ids`: the open tasks deleted with it (done and cancelled ones stay)."""
+    return {**_deadline(deadline), "deleted_tasks": task_ids, "deleted_by": deleted_by}

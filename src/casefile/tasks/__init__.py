@@ -1,0 +1,1 @@
+"""Tasks on cases (docs/api-conventions.md#tasks): CRUD on a case, and "my tasks" across cases."""
