@@ -50,6 +50,7 @@ class Claim(LeaseClaim):
     url: str
     secrets: tuple[str, ...]
     body: bytes
+    event_id: str  # the payload's `id`: the Standard Webhooks `webhook-id`
     # With the lease's `max_attempts`, what `record` needs to decide the delivery's fate without
     # reading it again.
     first_attempt_at: datetime
@@ -183,6 +184,7 @@ async def claim_due(
                 webhook_id=webhook.id,
                 url=webhook.url,
                 secrets=secrets_of[webhook.id],
+                event_id=delivery.event.payload_id,
                 first_attempt_at=delivery.first_attempt_at,
                 retry_policy=dict(webhook.retry_policy),
                 body=payload_body(
@@ -233,7 +235,7 @@ async def attempt(client: httpx.AsyncClient, claim: Claim, timeout: float) -> Ou
     headers = {
         "Content-Type": "application/json",
         "User-Agent": f"casefile-webhooks/{__version__}",
-        **signature_headers(claim.body, claim.secrets),
+        **signature_headers(claim.body, claim.secrets, message_id=claim.event_id),
     }
     status_code: int | None = None
     error: str | None = None
