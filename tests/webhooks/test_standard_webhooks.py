@@ -41,7 +41,9 @@ def test_delivery_verifies_with_the_standard_webhooks_library(
         standard(secret).verify(got.body + b" ", dict(got.headers))
 
 
-def test_both_secrets_sign_during_a_rotation(admin: httpx.Client, hooks: list[str], receiver: Receiver) -> None:
+def test_both_secrets_sign_during_a_rotation(
+    admin: httpx.Client, hooks: list[str], receiver: Receiver
+) -> None:
     old = "whsec_" + unique("old") * 2
     hook = ok(
         admin.post(
@@ -59,7 +61,9 @@ def test_both_secrets_sign_during_a_rotation(admin: httpx.Client, hooks: list[st
     assert standard(new).verify(got.body, dict(got.headers))["id"] == got.headers["webhook-id"]
 
 
-def test_test_deliveries_carry_the_headers_too(admin: httpx.Client, hooks: list[str], receiver: Receiver) -> None:
+def test_test_deliveries_carry_the_headers_too(
+    admin: httpx.Client, hooks: list[str], receiver: Receiver
+) -> None:
     secret = "whsec_" + unique("tst") * 2
     hook = ok(
         admin.post(
