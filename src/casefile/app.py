@@ -11,7 +11,7 @@ from fastapi import APIRouter, Depends, FastAPI
 from fastapi.responses import JSONResponse
 from sqlalchemy import text
 
-from casefile import __version__, envelope, error_handlers
+from casefile import __version__, api_docs, envelope, error_handlers, openapi
 from casefile.admin import build_admin_router
 from casefile.ai.router import router as ai_router
 from casefile.auth.router import router as auth_router
@@ -68,6 +68,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version=__version__,
         summary="Legal case management: cases, documents, users, API keys and signed webhooks.",
         lifespan=lifespan,
+        # Served by api_docs from an installed package, not from a CDN.
+        docs_url=None,
+        redoc_url=None,
     )
     error_handlers.install(app)
     # Added last = outermost: the request id is set before anything else runs.
@@ -86,7 +89,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         """The process is alive."""
         return envelope.ok({"status": "ok", "version": __version__})
 
-    @app.get("/readyz", tags=["health"], dependencies=[QueryCheck])
+    @app.get(
+        "/readyz",
+        tags=["health"],
+        dependencies=[QueryCheck],
+        responses={503: {"description": "The database does not answer (`NOT_READY`)"}},
+    )
     async def readyz() -> JSONResponse:
         """The database answers."""
         runtime: Runtime = app.state.runtime
@@ -105,4 +113,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             )
         return envelope.ok({"status": "ready"})
 
+    api_docs.install(app)
+    openapi.install(app)
     return app

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from casefile.auth.permissions import Permission
 from casefile.auth.visibility import VisibleOut
@@ -27,9 +27,22 @@ TITLE_REQUIRED = "Title is required"
 CASE_NUMBER_TAKEN = "Case number must be unique"
 
 
+def _title_is_text(schema: dict[str, Any]) -> None:
+    """The published schema says what the service enforces: a title, when given, is non-empty text."""
+    schema["properties"]["title"] = {"type": "string", "minLength": 1, "maxLength": 500, "title": "Title"}
+
+
+def _title_is_required(schema: dict[str, Any]) -> None:
+    _title_is_text(schema)
+    schema["required"] = sorted({*schema.get("required", []), "title"})
+
+
 class CaseFields(InModel):
     # `title` is checked by the service, so that a missing title and a duplicate case number are
-    # reported together, each with its documented message.
+    # reported together, each with its documented message; the schemas below still publish it as
+    # required text.
+    model_config = ConfigDict(json_schema_extra=_title_is_text)
+
     title: str | None = Field(default=None, max_length=500)
     case_number: str | None = Field(default=None, min_length=1, max_length=100)
     case_type: str | None = Field(default=None, min_length=1, max_length=100)
@@ -39,6 +52,8 @@ class CaseFields(InModel):
 
 
 class CaseCreate(CaseFields):
+    model_config = ConfigDict(json_schema_extra=_title_is_required)
+
     status: Status = "active"
     priority: Priority = "medium"
 
