@@ -20,7 +20,14 @@ from casefile.cases.router import router as cases_router
 from casefile.documents.router import router as documents_router
 from casefile.documents.service import collect_orphaned_content
 from casefile.input_rules import refuse_nul_in_parameters
-from casefile.middleware import BodyLimitMiddleware, RequestIdMiddleware, TransportSecurityMiddleware
+from casefile.metrics import Metrics, RequestMetricsMiddleware
+from casefile.middleware import (
+    AnsweredErrorsMiddleware,
+    BodyLimitMiddleware,
+    RequestIdMiddleware,
+    TransportSecurityMiddleware,
+)
+from casefile.observability import router as metrics_router
 from casefile.query_parameters import QueryCheck
 from casefile.ratelimit import RateLimitHeadersMiddleware
 from casefile.runtime import Runtime
@@ -44,10 +51,11 @@ def build_api_router() -> APIRouter:
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
+    metrics = Metrics()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        runtime = Runtime.start(settings)
+        runtime = Runtime.start(settings, metrics)
         app.state.runtime = runtime
         collected = await collect_orphaned_content(runtime)
         if collected:
@@ -77,7 +85,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(RateLimitHeadersMiddleware)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_json_body_bytes)
     app.add_middleware(TransportSecurityMiddleware, require_https=settings.require_https)
+    app.add_middleware(RequestMetricsMiddleware, metrics=metrics)
     app.add_middleware(RequestIdMiddleware)
+    AnsweredErrorsMiddleware.wrap(app)
 
     api = build_api_router()
     app.include_router(api, prefix="/api/v1")
@@ -113,6 +123,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             )
         return envelope.ok({"status": "ready"})
 
+    app.include_router(metrics_router)
     api_docs.install(app)
     openapi.install(app)
     return app

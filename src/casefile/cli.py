@@ -7,7 +7,6 @@ import json
 import logging
 import os
 import signal
-import sys
 
 import click
 from pydantic import ValidationError
@@ -22,10 +21,10 @@ def _settings() -> Settings:
         raise click.ClickException(f"invalid settings:\n{exc}") from exc
 
 
-def _configure_logging(level: str) -> None:
-    logging.basicConfig(
-        level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
-    )
+def _configure_logging(level: str, log_format: str = "text") -> None:
+    from casefile.logs import configure
+
+    configure(level, log_format)
 
 
 async def _create_admin(settings: Settings, email: str, password: str) -> bool:
@@ -88,13 +87,14 @@ def serve(  # click passes options by name
         raise click.UsageError("--ssl-certfile and --ssl-keyfile go together")
     import uvicorn
 
+    from casefile.logs import logging_config
     from casefile.migrate import upgrade
 
     if no_worker:
         os.environ["CASEFILE_WORKER_ENABLED"] = "false"  # read by every API process's settings
     settings = _settings()
     level = log_level or settings.log_level
-    _configure_logging(level)
+    _configure_logging(level, settings.log_format)
     upgrade(settings)
     if settings.admin_email and settings.admin_password:
         try:
@@ -110,6 +110,10 @@ def serve(  # click passes options by name
         port=port,
         workers=workers,
         log_level=level.lower(),
+        # Our logging in every worker process; the request line is ours (casefile.metrics), so
+        # uvicorn's access line is off.
+        log_config=logging_config(level, settings.log_format),
+        access_log=False,
         server_header=False,
         ssl_certfile=ssl_certfile,
         ssl_keyfile=ssl_keyfile,
@@ -126,7 +130,7 @@ def worker() -> None:
     from casefile.migrate import upgrade
 
     settings = _settings()
-    _configure_logging(settings.log_level)
+    _configure_logging(settings.log_level, settings.log_format)
     upgrade(settings)
     asyncio.run(_run_worker(settings))
 
@@ -153,7 +157,7 @@ def migrate() -> None:
     from casefile.migrate import upgrade
 
     settings = _settings()
-    _configure_logging(settings.log_level)
+    _configure_logging(settings.log_level, settings.log_format)
     upgrade(settings)
     click.echo("database is up to date")
 

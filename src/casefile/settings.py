@@ -7,6 +7,7 @@ import os
 import secrets
 from functools import cached_property
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -87,6 +88,12 @@ class Settings(BaseSettings):
     max_upload_bytes: int = Field(default=50 * 1024 * 1024, ge=1, description="Largest accepted document")
     db_pool_size: int = Field(default=10, ge=1, le=200)
     log_level: str = "INFO"
+    log_format: Literal["text", "json"] = Field(
+        default="text", description="`json`: one JSON object per log line (docs/operations.md#logs)"
+    )
+    metrics_token: SecretStr | None = Field(
+        default=None, description="When set, `GET /metrics` needs it as a bearer token"
+    )
 
     @field_validator("rate_limit_user", "rate_limit_api_key", "rate_limit_admin", "rate_limit_login")
     @classmethod

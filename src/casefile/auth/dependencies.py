@@ -70,6 +70,7 @@ SessionDep = Annotated[AsyncSession, Depends(get_session, scope="function")]
 async def get_principal(request: Request, session: SessionDep, runtime: RuntimeDep) -> Principal:
     """The caller, counted in its rate-limit bucket before any permission is checked."""
     principal = await _authenticate(request, session, runtime)
+    request.state.principal_id = principal.id  # for the request's log line (casefile.metrics)
     if is_admin_path(request.url.path):
         bucket = Bucket.ADMIN
     else:

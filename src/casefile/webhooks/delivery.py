@@ -70,6 +70,12 @@ class Outcome:
         return self.status_code is not None and 200 <= self.status_code < 300
 
 
+def count_attempt(runtime: Runtime, outcome: Outcome) -> None:
+    """The attempt in the process's metrics (docs/operations.md#metrics)."""
+    runtime.metrics.delivery_attempts.labels("success" if outcome.success else "failure").inc()
+    runtime.metrics.delivery_duration.observe(outcome.duration_ms / 1000)
+
+
 def retry_delay(policy: Mapping[str, Any], attempt: int) -> float:
     """Seconds before attempt `attempt + 1`: exponential from `initial_delay`, ±20 % jitter, at
     most an hour (docs/api-conventions.md#delivery-and-retries)."""
