@@ -35,6 +35,9 @@ def parse_tag_fields(values: list[str]) -> list[str]:
     tags: list[str] = []
     for value in values:
         stripped = value.strip()
+        if stripped.startswith("{"):
+            # A JSON object is not a list of tags, nor a tag: it is a client sending the wrong thing.
+            raise ValueError("Tags are strings: repeated fields, comma-separated, or a JSON array")
         if stripped.startswith("["):
             try:
                 decoded = json.loads(stripped)
