@@ -15,6 +15,7 @@ max_examples="${SCHEMATHESIS_MAX_EXAMPLES:-8}"
 time_limit="${SCHEMATHESIS_TIME_LIMIT:-110}"
 seed="${SCHEMATHESIS_SEED:-1}"
 bin="$(dirname "$(command -v python)")"
+here="$(cd "$(dirname "$0")" && pwd)"
 
 work="$(mktemp -d)"
 port="$(python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
@@ -48,8 +49,9 @@ token="$(curl -fsS -X POST "$root/api/v1/auth/login" -H 'Content-Type: applicati
 # fuzzer finds its id in `GET /users`); tests/users and tests/auth cover them.
 
 status=0
+cd "$work"  # schemathesis keeps a cache (.schemathesis/) in the working directory: not in the repository
 timeout --signal=INT --kill-after=15 "$time_limit" \
-  "$bin/schemathesis" --config-file "$(dirname "$0")/schemathesis.toml" run "$root/openapi.json" \
+  "$bin/schemathesis" --config-file "$here/schemathesis.toml" run "$root/openapi.json" \
     --header "Authorization: Bearer $token" \
     --phases examples,coverage,fuzzing \
     --max-examples "$max_examples" \

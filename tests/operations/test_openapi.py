@@ -8,7 +8,7 @@ import re
 
 import httpx
 
-from tests.support.assertions import auth_error
+from tests.support.assertions import api_error, auth_error, details
 from tests.support.servers import Api
 
 
@@ -106,3 +106,39 @@ def test_openapi_command_prints_the_served_document(api: Api) -> None:
     from casefile.app import create_app
 
     assert create_app(api.settings).openapi() == document(api)
+
+
+def test_names_are_published_as_enums_and_ai_is_typed(api: Api) -> None:
+    schemas = document(api)["components"]["schemas"]
+    permissions = schemas["ApiKeyCreate"]["properties"]["permissions"]["items"]["enum"]
+    assert {"read:cases", "write:*", "*:documents", "*:*"} <= set(permissions)
+    events = schemas["WebhookCreate"]["properties"]["events"]["items"]["enum"]
+    assert {"*", "case.*", "case.created", "ai.processing_failed"} <= set(events)
+    assert "case.created" in schemas["TestDelivery"]["properties"]["event_type"]["enum"]
+    assert set(schemas["UserCreate"]["properties"]["role"]["enum"]) == {
+        "admin",
+        "attorney",
+        "paralegal",
+        "viewer",
+    }
+    doc_ai = schemas["DocumentOut"]["properties"]["ai"]["anyOf"][0]
+    assert {"summary", "entities", "language", "page_count"} <= set(doc_ai["properties"])
+    case_ai = schemas["CaseOut"]["properties"]["ai"]["anyOf"][0]
+    assert {"summary", "key_dates", "document_count"} <= set(case_ai["properties"])
+
+
+def test_json_types_are_not_coerced(admin: httpx.Client) -> None:
+    """What the schema calls a boolean, an integer or a date-time is exactly that (422 otherwise)."""
+    r = admin.patch("/admin/config", json={"ai": {"enabled": 0}})
+    assert "ai.enabled" in details(api_error(r, 422, "VALIDATION_ERROR"))
+    r = admin.patch("/admin/config", json={"maintenance": {"scheduled_start": 0}})
+    assert "maintenance.scheduled_start" in details(api_error(r, 422, "VALIDATION_ERROR"))
+    body = {"name": "k", "permissions": ["read:cases"], "expires_at": 4102444800}
+    assert "expires_at" in details(
+        api_error(admin.post("/admin/api-keys", json=body), 422, "VALIDATION_ERROR")
+    )
+    hook = {"name": "h", "url": "https://example.com/h", "events": ["*"], "secret": "s" * 20}
+    r = admin.post("/admin/webhooks", json={**hook, "retry_policy": {"max_attempts": "3"}})
+    assert "retry_policy.max_attempts" in details(api_error(r, 422, "VALIDATION_ERROR"))
+    r = admin.post("/admin/webhooks", json={**hook, "active": "true"})
+    assert "active" in details(api_error(r, 422, "VALIDATION_ERROR"))

@@ -4,6 +4,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
+from casefile.ai.schemas import CaseAi
 from casefile.auth.permissions import Permission
 from casefile.auth.visibility import VisibleOut
 from casefile.schemas import InModel, Timestamp
@@ -80,10 +81,10 @@ class CaseOut(VisibleOut):
     jurisdiction: str | None
     client_name: str | None
     description: str | None
-    status: str
-    priority: str
+    status: Status
+    priority: Priority
     created_by: str | None
     assigned_to: list[str]
     created_at: Timestamp
     updated_at: Timestamp
-    ai: dict[str, Any] | None = None  # the case summary, once `POST /cases/{id}/summarize` has run
+    ai: CaseAi = None  # the case summary, once `POST /cases/{id}/summarize` has run

@@ -5,6 +5,7 @@ from typing import Any
 
 from pydantic import Field, ValidationError, field_validator
 
+from casefile.ai.schemas import DocumentAi
 from casefile.auth.permissions import Permission
 from casefile.auth.visibility import VisibleOut
 from casefile.error_handlers import validation_details
@@ -108,4 +109,4 @@ class DocumentOut(VisibleOut):
     uploaded_at: Timestamp
     updated_at: Timestamp
     processing_status: str
-    ai: dict[str, Any] | None
+    ai: DocumentAi
