@@ -36,7 +36,7 @@ class JsonFormatter(logging.Formatter):
         if request_id:
             entry["request_id"] = request_id
         for key, value in vars(record).items():
-            if key not in _STANDARD and key not in entry:
+            if key not in _STANDARD and key not in entry and value is not None:
                 entry[key] = value
         if record.exc_info:
             entry["exc_info"] = self.formatException(record.exc_info)
