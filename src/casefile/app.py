@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from fastapi import APIRouter, Depends, FastAPI
 from fastapi.responses import JSONResponse
 from sqlalchemy import text
+from starlette.middleware.cors import CORSMiddleware
 
 from casefile import __version__, api_docs, envelope, error_handlers, openapi
 from casefile.admin import build_admin_router
@@ -56,6 +57,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         runtime = Runtime.start(settings, metrics)
+        if settings.webhook_allow_private_urls:
+            log.warning(
+                "DEVELOPMENT SETTING ON: CASEFILE_WEBHOOK_ALLOW_PRIVATE_URLS=true lets webhooks reach "
+                "http:// and internal addresses (loopback, private networks, cloud metadata); "
+                "never use it in production"
+            )
         app.state.runtime = runtime
         collected = await collect_orphaned_content(runtime)
         if collected:
@@ -85,6 +92,35 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(RateLimitHeadersMiddleware)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_json_body_bytes)
     app.add_middleware(TransportSecurityMiddleware, require_https=settings.require_https)
+    if settings.cors_origin_list:
+        # Browsers of the listed origins only (docs/operations.md#cors). Credentials are tokens in
+        # headers, never cookies, so no `allow_credentials`. A preflight is answered here, before
+        # the routes (which answer OPTIONS with 405).
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_origin_list,
+            allow_methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
+            allow_headers=[
+                "Authorization",
+                "X-API-Key",
+                "Content-Type",
+                "X-Request-ID",
+                "If-None-Match",
+                "Range",
+            ],
+            expose_headers=[
+                "X-Request-ID",
+                "X-Client-Request-ID",
+                "X-RateLimit-Limit",
+                "X-RateLimit-Remaining",
+                "X-RateLimit-Reset",
+                "Retry-After",
+                "ETag",
+                "Content-Disposition",
+                "Content-Range",
+            ],
+            max_age=600,
+        )
     app.add_middleware(RequestMetricsMiddleware, metrics=metrics)
     app.add_middleware(RequestIdMiddleware)
     AnsweredErrorsMiddleware.wrap(app)

@@ -27,6 +27,17 @@ def _configure_logging(level: str, log_format: str = "text") -> None:
     configure(level, log_format)
 
 
+def _is_loopback(host: str) -> bool:
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 async def _create_admin(settings: Settings, email: str, password: str) -> bool:
     from casefile.db import Database
     from casefile.users.service import ensure_admin
@@ -103,6 +114,13 @@ def serve(  # click passes options by name
             )
         except ValidationError as exc:
             raise click.ClickException(f"CASEFILE_ADMIN_EMAIL / CASEFILE_ADMIN_PASSWORD: {exc}") from exc
+    if not _is_loopback(host) and not ssl_certfile and not settings.require_https and not proxy_headers:
+        logging.getLogger("casefile").warning(
+            "DEVELOPMENT SETUP: serving plain HTTP on %s without CASEFILE_REQUIRE_HTTPS: tokens and "
+            "passwords cross the network in clear text; use --ssl-certfile/--ssl-keyfile, or a TLS proxy "
+            "with --proxy-headers and CASEFILE_REQUIRE_HTTPS=true",
+            host,
+        )
     uvicorn.run(
         "casefile.app:create_app",
         factory=True,

@@ -91,6 +91,11 @@ class Settings(BaseSettings):
     log_format: Literal["text", "json"] = Field(
         default="text", description="`json`: one JSON object per log line (docs/operations.md#logs)"
     )
+    cors_origins: str = Field(
+        default="",
+        description="Comma-separated origins (`https://app.example.com`) whose browser pages may call "
+        "the API; none by default (CORS off)",
+    )
     metrics_token: SecretStr | None = Field(
         default=None, description="When set, `GET /metrics` needs it as a bearer token"
     )
@@ -120,6 +125,10 @@ class Settings(BaseSettings):
             if url.startswith(plain):
                 return driver + url[len(plain) :]
         return url
+
+    @property
+    def cors_origin_list(self) -> list[str]:
+        return [origin.strip().rstrip("/") for origin in self.cors_origins.split(",") if origin.strip()]
 
     @property
     def is_sqlite(self) -> bool:
