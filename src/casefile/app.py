@@ -10,8 +10,9 @@ from contextlib import asynccontextmanager
 from fastapi import APIRouter, Depends, FastAPI
 from fastapi.responses import JSONResponse
 from sqlalchemy import text
+from starlette.middleware.cors import CORSMiddleware
 
-from casefile import __version__, envelope, error_handlers
+from casefile import __version__, api_docs, envelope, error_handlers, openapi
 from casefile.admin import build_admin_router
 from casefile.ai.router import router as ai_router
 from casefile.audit import denials
@@ -29,8 +30,15 @@ from casefile.documents.service import collect_orphaned_content
 from casefile.errors import Forbidden
 from casefile.holds.router import router as holds_router
 from casefile.input_rules import refuse_nul_in_parameters
-from casefile.middleware import BodyLimitMiddleware, RequestIdMiddleware, TransportSecurityMiddleware
+from casefile.metrics import Metrics, RequestMetricsMiddleware
+from casefile.middleware import (
+    AnsweredErrorsMiddleware,
+    BodyLimitMiddleware,
+    RequestIdMiddleware,
+    TransportSecurityMiddleware,
+)
 from casefile.notes.router import router as notes_router
+from casefile.observability import router as metrics_router
 from casefile.query_parameters import QueryCheck
 from casefile.ratelimit import RateLimitHeadersMiddleware
 from casefile.runtime import Runtime
@@ -68,13 +76,20 @@ def build_api_router() -> APIRouter:
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
+    metrics = Metrics()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # Deadline rule sets are data files: read and validated once, now, so a broken one stops
         # the start instead of failing a computation later.
         shipped_rule_sets()
-        runtime = Runtime.start(settings)
+        runtime = Runtime.start(settings, metrics)
+        if settings.webhook_allow_private_urls:
+            log.warning(
+                "DEVELOPMENT SETTING ON: CASEFILE_WEBHOOK_ALLOW_PRIVATE_URLS=true lets webhooks reach "
+                "http:// and internal addresses (loopback, private networks, cloud metadata); "
+                "never use it in production"
+            )
         app.state.runtime = runtime
         collected = await collect_orphaned_content(runtime)
         if collected:
@@ -95,6 +110,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version=__version__,
         summary="Legal case management: cases, documents, users, API keys and signed webhooks.",
         lifespan=lifespan,
+        # Served by api_docs from an installed package, not from a CDN.
+        docs_url=None,
+        redoc_url=None,
     )
     error_handlers.install(app)
     # Refusals that concern a case leave a `denied` entry in the audit trail, then answer as usual.
@@ -104,7 +122,38 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(RateLimitHeadersMiddleware)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_json_body_bytes)
     app.add_middleware(TransportSecurityMiddleware, require_https=settings.require_https)
+    if settings.cors_origin_list:
+        # Browsers of the listed origins only (docs/operations.md#cors). Credentials are tokens in
+        # headers, never cookies, so no `allow_credentials`. A preflight is answered here, before
+        # the routes (which answer OPTIONS with 405).
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_origin_list,
+            allow_methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
+            allow_headers=[
+                "Authorization",
+                "X-API-Key",
+                "Content-Type",
+                "X-Request-ID",
+                "If-None-Match",
+                "Range",
+            ],
+            expose_headers=[
+                "X-Request-ID",
+                "X-Client-Request-ID",
+                "X-RateLimit-Limit",
+                "X-RateLimit-Remaining",
+                "X-RateLimit-Reset",
+                "Retry-After",
+                "ETag",
+                "Content-Disposition",
+                "Content-Range",
+            ],
+            max_age=600,
+        )
+    app.add_middleware(RequestMetricsMiddleware, metrics=metrics)
     app.add_middleware(RequestIdMiddleware)
+    AnsweredErrorsMiddleware.wrap(app)
 
     api = build_api_router()
     app.include_router(api, prefix="/api/v1")
@@ -116,7 +165,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         """The process is alive."""
         return envelope.ok({"status": "ok", "version": __version__})
 
-    @app.get("/readyz", tags=["health"], dependencies=[QueryCheck])
+    @app.get(
+        "/readyz",
+        tags=["health"],
+        dependencies=[QueryCheck],
+        responses={503: {"description": "The database does not answer (`NOT_READY`)"}},
+    )
     async def readyz() -> JSONResponse:
         """The database answers."""
         runtime: Runtime = app.state.runtime
@@ -135,4 +189,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             )
         return envelope.ok({"status": "ready"})
 
+    app.include_router(metrics_router)
+    api_docs.install(app)
+    openapi.install(app)
     return app

@@ -24,10 +24,21 @@ def _settings() -> Settings:
         raise click.ClickException(f"invalid settings:\n{exc}") from exc
 
 
-def _configure_logging(level: str) -> None:
-    logging.basicConfig(
-        level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
-    )
+def _configure_logging(level: str, log_format: str = "text") -> None:
+    from casefile.logs import configure
+
+    configure(level, log_format)
+
+
+def _is_loopback(host: str) -> bool:
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 async def _create_admin(settings: Settings, email: str, password: str) -> bool:
@@ -90,13 +101,14 @@ def serve(  # click passes options by name
         raise click.UsageError("--ssl-certfile and --ssl-keyfile go together")
     import uvicorn
 
+    from casefile.logs import logging_config
     from casefile.migrate import upgrade
 
     if no_worker:
         os.environ["CASEFILE_WORKER_ENABLED"] = "false"  # read by every API process's settings
     settings = _settings()
     level = log_level or settings.log_level
-    _configure_logging(level)
+    _configure_logging(level, settings.log_format)
     upgrade(settings)
     if settings.admin_email and settings.admin_password:
         try:
@@ -105,6 +117,13 @@ def serve(  # click passes options by name
             )
         except ValidationError as exc:
             raise click.ClickException(f"CASEFILE_ADMIN_EMAIL / CASEFILE_ADMIN_PASSWORD: {exc}") from exc
+    if not _is_loopback(host) and not ssl_certfile and not settings.require_https and not proxy_headers:
+        logging.getLogger("casefile").warning(
+            "DEVELOPMENT SETUP: serving plain HTTP on %s without CASEFILE_REQUIRE_HTTPS: tokens and "
+            "passwords cross the network in clear text; use --ssl-certfile/--ssl-keyfile, or a TLS proxy "
+            "with --proxy-headers and CASEFILE_REQUIRE_HTTPS=true",
+            host,
+        )
     uvicorn.run(
         "casefile.app:create_app",
         factory=True,
@@ -112,6 +131,10 @@ def serve(  # click passes options by name
         port=port,
         workers=workers,
         log_level=level.lower(),
+        # Our logging in every worker process; the request line is ours (casefile.metrics), so
+        # uvicorn's access line is off.
+        log_config=logging_config(level, settings.log_format),
+        access_log=False,
         server_header=False,
         ssl_certfile=ssl_certfile,
         ssl_keyfile=ssl_keyfile,
@@ -128,7 +151,7 @@ def worker() -> None:
     from casefile.migrate import upgrade
 
     settings = _settings()
-    _configure_logging(settings.log_level)
+    _configure_logging(settings.log_level, settings.log_format)
     upgrade(settings)
     asyncio.run(_run_worker(settings))
 
@@ -155,7 +178,7 @@ def migrate() -> None:
     from casefile.migrate import upgrade
 
     settings = _settings()
-    _configure_logging(settings.log_level)
+    _configure_logging(settings.log_level, settings.log_format)
     upgrade(settings)
     click.echo("database is up to date")
 

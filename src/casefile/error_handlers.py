@@ -128,7 +128,10 @@ async def _on_unexpected(request: Request, exc: Exception) -> JSONResponse:
             exc, method=request.method, path=request.url.path, route=route, request_id=request_id
         )
     response = app_error_response(AppError(), request_id)
-    response.headers["X-Request-ID"] = request_id
+    # The same id headers as every other answer (X-Request-ID, X-Client-Request-ID).
+    id_headers = request.scope.get("state", {}).get("response_id_headers") or {"X-Request-ID": request_id}
+    for name, value in id_headers.items():
+        response.headers[name] = value
     # Starlette re-raises the error after this answer, and the server then closes the connection:
     # say so, so that a keep-alive client opens a new one instead of failing its next request.
     response.headers["Connection"] = "close"

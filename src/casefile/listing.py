@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from fastapi import Query
+from pydantic import WithJsonSchema
 from sqlalchemy import ColumnElement, Select, TextClause, false, func, literal, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
@@ -149,7 +150,8 @@ def list_query(spec: ListSpec) -> Callable[..., ListQuery]:
 
     def dependency(**params: Any) -> ListQuery:
         problems: list[ErrorDetail] = []
-        sort = params["sort"] or spec.default_sort
+        # An empty `sort=` is a value, and not one of the choices: 422, not the default.
+        sort = spec.default_sort if params["sort"] is None else params["sort"]
         if sort not in spec.sortable:
             problems.append(ErrorDetail("sort", f"Sort by one of: {sort_names}"))
         order = params["order"]
@@ -191,9 +193,18 @@ def list_query(spec: ListSpec) -> Callable[..., ListQuery]:
             Query(ge=1, le=MAX_LIMIT, description=f"Items per page, 1-{MAX_LIMIT}"),
             DEFAULT_LIMIT,
         ),
-        _param("sort", str | None, Query(description=f"Sort field: {sort_names}"), None),
+        # Published as enums (WithJsonSchema); the checks above say what is wrong in their own words.
         _param(
-            "order", str, Query(description=f"asc or desc (default {spec.default_order})"), spec.default_order
+            "sort",
+            Annotated[str | None, WithJsonSchema({"type": "string", "enum": list(spec.sortable)})],
+            Query(description=f"Sort field: {sort_names}"),
+            None,
+        ),
+        _param(
+            "order",
+            Annotated[str, WithJsonSchema({"type": "string", "enum": ["asc", "desc"]})],
+            Query(description=f"asc or desc (default {spec.default_order})"),
+            spec.default_order,
         ),
         inspect.Parameter("fields", inspect.Parameter.KEYWORD_ONLY, annotation=FieldsParam, default=None),
         _param(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -82,7 +83,12 @@ class RequestIdMiddleware(HttpMiddleware):
                 request_id,
                 client_id,
             )
-        scope.setdefault("state", {})["request_id"] = request_id
+        state = scope.setdefault("state", {})
+        state["request_id"] = request_id
+        # The 500 answer is made outside this middleware (casefile.error_handlers): it reads both here.
+        state["response_id_headers"] = response_headers
+        if client_id is not None:
+            state["client_request_id"] = client_id
         # Who and where, for the audit trail; the caller's authentication adds the actor.
         client = scope.get("client")
         user_agent = headers.get("user-agent")
@@ -97,6 +103,33 @@ class RequestIdMiddleware(HttpMiddleware):
                 await self.app(scope, receive, with_headers(send, lambda: response_headers))
         finally:
             request_id_var.reset(token)
+
+
+class AnsweredErrorsMiddleware(HttpMiddleware):
+    """Outside Starlette's ServerErrorMiddleware: an unhandled error was answered (500) and logged
+    with its request id by `error_handlers`, and is then re-raised; here it ends, so that the
+    server does not log the same traceback a second time. An error before any answer goes on."""
+
+    @classmethod
+    def wrap(cls, app: Any) -> None:
+        """Make this the outermost layer of `app` (FastAPI builds its stack on the first request)."""
+        build = app.build_middleware_stack
+        app.build_middleware_stack = lambda: cls(build())
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        answered = False
+
+        async def watch(message: Message) -> None:
+            nonlocal answered
+            if message["type"] == "http.response.start":
+                answered = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watch)
+        except Exception:
+            if not answered:
+                raise
 
 
 class BodyLimitMiddleware(HttpMiddleware):

@@ -49,6 +49,7 @@ class Verdict:
     limit: int
     remaining: int
     reset_at: float  # unix seconds: when the oldest counted request leaves the window
+    bucket: str = ""  # which bucket counted it (the rejections metric is by bucket)
 
     def headers(self, now: float) -> dict[str, str]:
         headers = {
@@ -89,7 +90,11 @@ class RateLimiter:
         allowed = await self.strategy.hit(item, bucket.value, identity)
         stats = await self.strategy.get_window_stats(item, bucket.value, identity)
         return Verdict(
-            allowed=allowed, limit=item.amount, remaining=max(0, stats.remaining), reset_at=stats.reset_time
+            allowed=allowed,
+            limit=item.amount,
+            remaining=max(0, stats.remaining),
+            reset_at=stats.reset_time,
+            bucket=bucket.value,
         )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from redis.asyncio import Redis
@@ -12,6 +12,7 @@ from redis.asyncio import Redis
 from casefile.auth.denylist import DatabaseDenyList, DenyList, RedisDenyList
 from casefile.auth.oidc import OidcClient
 from casefile.db import Database
+from casefile.metrics import Metrics
 from casefile.ratelimit import RateLimiter
 from casefile.secretbox import SecretBox
 from casefile.settings import Settings
@@ -34,9 +35,11 @@ class Runtime:
     errors: ErrorReporter
     # The OpenID provider, when single sign-on is configured.
     oidc: OidcClient | None = None
+    # The process's Prometheus metrics: the app's own when serving (`GET /metrics` shows them).
+    metrics: Metrics = field(default_factory=Metrics)
 
     @classmethod
-    def start(cls, settings: Settings) -> Runtime:
+    def start(cls, settings: Settings, metrics: Metrics | None = None) -> Runtime:
         settings.ensure_data_dir()
         settings.content_dir.mkdir(exist_ok=True)
         settings.upload_temp_dir.mkdir(exist_ok=True)
@@ -57,6 +60,7 @@ class Runtime:
             limiter=RateLimiter(settings, redis),
             errors=ErrorReporter(db, redis, settings.redis_key_prefix),
             oidc=OidcClient.from_settings(settings),
+            metrics=metrics or Metrics(),
         )
 
     async def close(self) -> None:

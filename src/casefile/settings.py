@@ -95,6 +95,17 @@ class Settings(BaseSettings):
     max_upload_bytes: int = Field(default=50 * 1024 * 1024, ge=1, description="Largest accepted document")
     db_pool_size: int = Field(default=10, ge=1, le=200)
     log_level: str = "INFO"
+    log_format: Literal["text", "json"] = Field(
+        default="text", description="`json`: one JSON object per log line (docs/operations.md#logs)"
+    )
+    cors_origins: str = Field(
+        default="",
+        description="Comma-separated origins (`https://app.example.com`) whose browser pages may call "
+        "the API; none by default (CORS off)",
+    )
+    metrics_token: SecretStr | None = Field(
+        default=None, description="When set, `GET /metrics` needs it as a bearer token"
+    )
 
     @field_validator("rate_limit_user", "rate_limit_api_key", "rate_limit_admin", "rate_limit_login")
     @classmethod
@@ -121,6 +132,10 @@ class Settings(BaseSettings):
             if url.startswith(plain):
                 return driver + url[len(plain) :]
         return url
+
+    @property
+    def cors_origin_list(self) -> list[str]:
+        return [origin.strip().rstrip("/") for origin in self.cors_origins.split(",") if origin.strip()]
 
     @property
     def is_sqlite(self) -> bool:

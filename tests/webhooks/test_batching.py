@@ -111,6 +111,7 @@ def fake_claim(delivery_id: str) -> Claim:
         url="http://127.0.0.1:9/",
         secrets=(SECRET,),
         body=b"{}",
+        event_id=f"webhook_{delivery_id}",
         max_attempts=3,
         first_attempt_at=datetime.now(UTC),
         retry_policy={"initial_delay": 1, "backoff_multiplier": 1},

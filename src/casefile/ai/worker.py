@@ -128,12 +128,14 @@ class AiWorker:
 
     async def _run(self, claim: JobClaim) -> None:
         started = time.monotonic()
+        outcome = "completed"
         try:
             if claim.kind == "document":
                 await self._process_document(claim, started)
             else:
                 await self._summarize_case(claim, started)
         except Exception as exc:
+            outcome = "failed"
             # Outside the document's control (a crashed or overrunning process, a database error):
             # retried while attempts remain.
             reason = (
@@ -146,6 +148,9 @@ class AiWorker:
                 job = await jobs.holding(session, claim)
                 if job is not None:
                     await jobs.fail(session, job, reason, retry=True)
+        finally:
+            duration = time.monotonic() - started
+            self.runtime.metrics.ai_job_duration.labels(claim.kind, outcome).observe(duration)
 
     async def _process_document(self, claim: JobClaim, started: float) -> None:
         assert claim.document_id is not None

@@ -1,16 +1,26 @@
 from __future__ import annotations
 
-from pydantic import AwareDatetime, Field, field_validator
+from typing import Annotated
+
+from pydantic import AwareDatetime, Field, WithJsonSchema, field_validator
 
 from casefile.auth.permissions import ACTIONS, RESOURCES, is_valid_permission
 from casefile.schemas import InModel, OutModel, Timestamp
 
 MAX_KEY_CASES = 1000
 
+# Every name `is_valid_permission` accepts, published as an enum.
+PermissionName = Annotated[
+    str,
+    WithJsonSchema(
+        {"type": "string", "enum": [f"{a}:{r}" for a in (*ACTIONS, "*") for r in (*RESOURCES, "*")]}
+    ),
+]
+
 
 class ApiKeyCreate(InModel):
     name: str = Field(min_length=1, max_length=200)
-    permissions: list[str] = Field(
+    permissions: list[PermissionName] = Field(
         min_length=1,
         max_length=50,
         description=f"`<action>:<resource>`; actions {', '.join(ACTIONS)}; resources {', '.join(RESOURCES)}; "

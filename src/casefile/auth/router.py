@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import secrets
-from typing import Annotated
+from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Query, Request
@@ -61,6 +61,13 @@ def _oidc(runtime: Runtime) -> OidcClient:
     return runtime.oidc
 
 
+# Documented errors of the single sign-on endpoints, beyond those every endpoint has (casefile.openapi).
+SSO_ERRORS: dict[int | str, dict[str, Any]] = {
+    404: {"description": "Single sign-on is not configured (`CASEFILE_OIDC_ISSUER` is unset)"},
+    503: {"description": "The OpenID provider cannot be reached"},
+}
+
+
 def _redirect_uri(request: Request, oidc: OidcClient) -> str:
     """The callback URL registered at the provider: configured, or this server's own."""
     return oidc.redirect_uri or str(request.base_url).rstrip("/") + "/api/v1/auth/oauth/callback"
@@ -71,7 +78,7 @@ def _redirect_uri(request: Request, oidc: OidcClient) -> str:
     dependencies=[LimitByClientIp],
     response_class=RedirectResponse,
     status_code=302,
-    responses={302: {"description": "To the provider's authorization endpoint"}},
+    responses={302: {"description": "To the provider's authorization endpoint"}, **SSO_ERRORS},
 )
 async def oauth_authorize(request: Request, runtime: RuntimeDep) -> RedirectResponse:
     """Start a single sign-on: redirect the browser to the OpenID provider. The provider sends it
@@ -94,7 +101,9 @@ async def oauth_authorize(request: Request, runtime: RuntimeDep) -> RedirectResp
     return response
 
 
-@router.get("/oauth/callback", response_model=Envelope[TokenOut], dependencies=[LimitByClientIp])
+@router.get(
+    "/oauth/callback", response_model=Envelope[TokenOut], dependencies=[LimitByClientIp], responses=SSO_ERRORS
+)
 @open_query_string  # providers add parameters of their own (session_state, error_description, …)
 async def oauth_callback(
     request: Request,

@@ -2,8 +2,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
+from casefile.ai.schemas import CaseAi
 from casefile.auth.permissions import Permission
 from casefile.auth.visibility import VisibleOut
 from casefile.schemas import InModel, Timestamp
@@ -30,9 +31,22 @@ TITLE_REQUIRED = "Title is required"
 CASE_NUMBER_TAKEN = "Case number must be unique"
 
 
+def _title_is_text(schema: dict[str, Any]) -> None:
+    """The published schema says what the service enforces: a title, when given, is non-empty text."""
+    schema["properties"]["title"] = {"type": "string", "minLength": 1, "maxLength": 500, "title": "Title"}
+
+
+def _title_is_required(schema: dict[str, Any]) -> None:
+    _title_is_text(schema)
+    schema["required"] = sorted({*schema.get("required", []), "title"})
+
+
 class CaseFields(InModel):
     # `title` is checked by the service, so that a missing title and a duplicate case number are
-    # reported together, each with its documented message.
+    # reported together, each with its documented message; the schemas below still publish it as
+    # required text.
+    model_config = ConfigDict(json_schema_extra=_title_is_text)
+
     title: str | None = Field(default=None, max_length=500)
     case_number: str | None = Field(default=None, min_length=1, max_length=100)
     case_type: str | None = Field(default=None, min_length=1, max_length=100)
@@ -42,6 +56,8 @@ class CaseFields(InModel):
 
 
 class CaseCreate(CaseFields):
+    model_config = ConfigDict(json_schema_extra=_title_is_required)
+
     status: Status = "active"
     priority: Priority = "medium"
     # None: the server's default (CASEFILE_DEFAULT_CASE_ACCESS). Changed later with PUT /access.
@@ -70,14 +86,14 @@ class CaseOut(VisibleOut):
     jurisdiction: str | None
     client_name: str | None
     description: str | None
-    status: str
-    priority: str
-    access: str
+    status: Status
+    priority: Priority
+    access: Access
     created_by: str | None
     assigned_to: list[str]
     created_at: Timestamp
     updated_at: Timestamp
-    ai: dict[str, Any] | None = None  # the case summary, once `POST /cases/{id}/summarize` has run
+    ai: CaseAi = None  # the case summary, once `POST /cases/{id}/summarize` has run
 
 
 MAX_ACCESS_ENTRIES = 500

@@ -21,6 +21,7 @@ from casefile.documents.dependencies import (
 )
 from casefile.documents.models import Document
 from casefile.documents.schemas import DocumentOut, DocumentUpdate
+from casefile.documents.sniff import SUPPORTED_TYPES
 from casefile.envelope import DeletedOut, Envelope, PageEnvelope
 from casefile.errors import RangeNotSatisfiable
 from casefile.listing import ListQuery, fields_query, list_query, project
@@ -109,13 +110,28 @@ async def get_document(
     return envelope.ok(project(DocumentOut.dump(document), fields))
 
 
+# The bytes as stored, in the document's detected type (one of the supported upload types).
+_BINARY = {"schema": {"type": "string", "format": "binary"}}
 _CONTENT_RESPONSES: dict[int | str, dict[str, Any]] = {
-    200: {"content": {"application/octet-stream": {}}, "description": "The document's bytes"}
+    200: {
+        "content": {
+            media_type: _BINARY for media_type in ("application/octet-stream", *sorted(SUPPORTED_TYPES))
+        },
+        "description": "The document's bytes, in its detected type (`Content-Type`)",
+    },
+    206: {
+        "content": {
+            media_type: _BINARY for media_type in ("application/octet-stream", *sorted(SUPPORTED_TYPES))
+        },
+        "description": "The requested byte range (`Content-Range`)",
+    },
+    304: {"description": "`If-None-Match` names the current ETag"},
+    416: {"description": "The `Range` is outside the document"},
 }
 
 
-@router.get("/documents/{document_id}/content", responses=_CONTENT_RESPONSES)
-@router.head("/documents/{document_id}/content", responses=_CONTENT_RESPONSES)
+@router.get("/documents/{document_id}/content", responses=_CONTENT_RESPONSES, response_class=Response)
+@router.head("/documents/{document_id}/content", responses=_CONTENT_RESPONSES, response_class=Response)
 async def download_document(
     request: Request, _: DocumentsRead, document: DocumentInPath, session: SessionDep, runtime: RuntimeDep
 ) -> Response:

@@ -5,6 +5,7 @@ from typing import Any
 
 from pydantic import Field, ValidationError, field_validator
 
+from casefile.ai.schemas import DocumentAi
 from casefile.auth.permissions import Permission
 from casefile.auth.visibility import VisibleOut
 from casefile.error_handlers import validation_details
@@ -35,6 +36,9 @@ def parse_tag_fields(values: list[str]) -> list[str]:
     tags: list[str] = []
     for value in values:
         stripped = value.strip()
+        if stripped.startswith("{"):
+            # A JSON object is not a list of tags, nor a tag: it is a client sending the wrong thing.
+            raise ValueError("Tags are strings: repeated fields, comma-separated, or a JSON array")
         if stripped.startswith("["):
             try:
                 decoded = json.loads(stripped)
@@ -105,4 +109,4 @@ class DocumentOut(VisibleOut):
     uploaded_at: Timestamp
     updated_at: Timestamp
     processing_status: str
-    ai: dict[str, Any] | None
+    ai: DocumentAi

@@ -35,7 +35,7 @@ class UserOut(VisibleOut):
     id: str
     email: str
     name: str
-    role: str
+    role: Role
     active: bool
     created_at: Timestamp
     updated_at: Timestamp

@@ -50,6 +50,7 @@ class Claim(LeaseClaim):
     url: str
     secrets: tuple[str, ...]
     body: bytes
+    event_id: str  # the payload's `id`: the Standard Webhooks `webhook-id`
     # With the lease's `max_attempts`, what `record` needs to decide the delivery's fate without
     # reading it again.
     first_attempt_at: datetime
@@ -67,6 +68,12 @@ class Outcome:
     @property
     def success(self) -> bool:
         return self.status_code is not None and 200 <= self.status_code < 300
+
+
+def count_attempt(runtime: Runtime, outcome: Outcome) -> None:
+    """The attempt in the process's metrics (docs/operations.md#metrics)."""
+    runtime.metrics.delivery_attempts.labels("success" if outcome.success else "failure").inc()
+    runtime.metrics.delivery_duration.observe(outcome.duration_ms / 1000)
 
 
 def retry_delay(policy: Mapping[str, Any], attempt: int) -> float:
@@ -185,6 +192,7 @@ async def claim_due(
                 webhook_id=webhook.id,
                 url=webhook.url,
                 secrets=secrets_of[webhook.id],
+                event_id=delivery.event.payload_id,
                 first_attempt_at=delivery.first_attempt_at,
                 retry_policy=dict(webhook.retry_policy),
                 body=payload_body(
@@ -235,7 +243,7 @@ async def attempt(client: httpx.AsyncClient, claim: Claim, timeout: float) -> Ou
     headers = {
         "Content-Type": "application/json",
         "User-Agent": f"casefile-webhooks/{__version__}",
-        **signature_headers(claim.body, claim.secrets),
+        **signature_headers(claim.body, claim.secrets, message_id=claim.event_id),
     }
     status_code: int | None = None
     error: str | None = None

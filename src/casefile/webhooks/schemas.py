@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, WithJsonSchema, field_validator
 
 from casefile.events.catalogue import EVENT_GROUPS, EVENT_NAMES
 from casefile.schemas import InModel, OutModel, Timestamp
@@ -27,6 +27,15 @@ def _valid_subscriptions(value: list[str]) -> list[str]:
     return list(dict.fromkeys(value))
 
 
+# The published names (validated by the rules above and below, which say what is wrong).
+EventName = Annotated[str, WithJsonSchema({"type": "string", "enum": list(EVENT_NAMES)})]
+Subscription = Annotated[
+    str,
+    WithJsonSchema(
+        {"type": "string", "enum": ["*", *sorted(f"{group}.*" for group in EVENT_GROUPS), *EVENT_NAMES]}
+    ),
+]
+
 Url = Field(min_length=1, max_length=2048)
 Secret = Field(min_length=16, max_length=256, description="Used to sign deliveries; write-only")
 
@@ -34,7 +43,7 @@ Secret = Field(min_length=16, max_length=256, description="Used to sign deliveri
 class WebhookCreate(InModel):
     name: str = Field(min_length=1, max_length=200)
     url: str = Url
-    events: list[str] = Field(min_length=1, max_length=100)
+    events: list[Subscription] = Field(min_length=1, max_length=100)
     secret: str = Secret
     active: bool = True
     retry_policy: RetryPolicy | None = None
@@ -47,7 +56,7 @@ class WebhookUpdate(InModel):
 
     name: str | None = Field(default=None, min_length=1, max_length=200)
     url: str | None = Field(default=None, min_length=1, max_length=2048)
-    events: list[str] | None = Field(default=None, min_length=1, max_length=100)
+    events: list[Subscription] | None = Field(default=None, min_length=1, max_length=100)
     secret: str | None = Field(default=None, min_length=16, max_length=256)
     active: bool | None = None
     retry_policy: dict[str, Any] | None = None
@@ -64,7 +73,7 @@ class RotateSecret(InModel):
 
 
 class TestDelivery(InModel):
-    event_type: str
+    event_type: EventName
     test_data: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("event_type")

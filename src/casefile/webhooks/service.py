@@ -234,6 +234,7 @@ async def send_test(
     allow_private = runtime.settings.webhook_allow_private_urls
     async with engine.delivery_client(allow_private=allow_private, max_connections=1) as client:
         outcome = await engine.attempt(client, claim, runtime.settings.webhook_timeout_seconds)
+    engine.count_attempt(runtime, outcome)
     await engine.record(runtime, claim, outcome)
     async with runtime.db.transaction(write=False) as reader:
         detail = delivery_detail(await get_delivery(reader, delivery.id))

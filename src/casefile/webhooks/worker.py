@@ -192,6 +192,7 @@ class DeliveryWorker:
         try:
             async with http.lease() as client:
                 outcome = await engine.attempt(client, claim, self.runtime.settings.webhook_timeout_seconds)
+            engine.count_attempt(self.runtime, outcome)
             # Returns once the outcome is committed: the slot is freed below only after that.
             await self.recorder.record(claim, outcome)
         except Exception:

@@ -1,0 +1,305 @@
+"""The OpenAPI document, telling the truth about what each operation can answer
+(docs/api-conventions.md#openapi).
+
+FastAPI's own document knows each route's success model, but not how Casefile fails: it invents a
+422 in a shape the API never sends and declares no security at all. Here, the security and the
+error responses of every operation are derived from the route itself, by one rule each, so that a
+new endpoint is described correctly without listing anything by hand:
+
+- it needs credentials if `get_principal` is among its dependencies (bearer or `X-API-Key`), an
+  access token only if `require_user`/`require_admin` is (API keys never qualify): 401, and 403
+  when a permission, a user or an administrator is required; none of these on public routes;
+- endpoints that take credentials themselves (`limit_by_client_ip`: login, refresh, sign-on) also
+  answer 401 (wrong password, used refresh token);
+- every counted request (a principal or the client-IP bucket) may be refused with 429;
+- a path parameter names a row that may not exist, or that the caller may not see: 404;
+- every operation checks its query string (422), and every body-carrying method may be refused as
+  too large (413), of the wrong type (415) or invalid (422);
+- a state change (POST, PUT, PATCH, DELETE) on an authenticated route may meet a conflict (409);
+- anything may fail unexpectedly (500); with `CASEFILE_REQUIRE_HTTPS`, plain HTTP is refused (403).
+
+A route adds what only it can answer (a range outside the document, 416) with FastAPI's
+`responses=`; the descriptions and examples here are those of `casefile.errors`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.dependencies.models import Dependant
+from fastapi.openapi.utils import get_openapi
+from fastapi.routing import APIRoute, iter_route_contexts
+
+from casefile.auth.dependencies import Require, get_principal, limit_by_client_ip, require_admin, require_user
+from casefile.errors import ErrorCode
+
+BEARER = "bearerAuth"
+API_KEY = "apiKeyAuth"
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+
+_REF = "#/components/schemas/"
+_META_EXAMPLE = {"request_id": "req_01JD6ZQ4S7X9V2K8M3N5P0R1T4", "timestamp": "2026-11-22T09:03:00.123Z"}
+
+SECURITY_SCHEMES: dict[str, Any] = {
+    BEARER: {
+        "type": "http",
+        "scheme": "bearer",
+        "bearerFormat": "JWT",
+        "description": "An access token from `POST /auth/login` (or the single sign-on provider's).",
+    },
+    API_KEY: {
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-API-Key",
+        "description": "An API key from `POST /admin/api-keys`; it acts with exactly its permissions.",
+    },
+}
+
+ERROR_SCHEMAS: dict[str, Any] = {
+    "AuthError": {
+        "title": "AuthError",
+        "description": "The authentication error body of every 401 and 403.",
+        "type": "object",
+        "required": ["error", "error_description", "error_code", "timestamp", "request_id"],
+        "properties": {
+            "error": {"type": "string", "enum": ["unauthorized", "forbidden"]},
+            "error_description": {"type": "string"},
+            "error_code": {"type": "string", "pattern": "^AUTH_[0-9]{3}$"},
+            "timestamp": {"type": "string", "format": "date-time"},
+            "request_id": {"type": "string"},
+        },
+        "additionalProperties": False,
+    },
+    "ErrorDetail": {
+        "title": "ErrorDetail",
+        "type": "object",
+        "required": ["field", "message"],
+        "properties": {
+            "field": {
+                "type": "string",
+                "description": "Dotted path of the field, e.g. `retry_policy.max_attempts`",
+            },
+            "message": {"type": "string"},
+        },
+    },
+    "ApiError": {
+        "title": "ApiError",
+        "description": "The API error envelope of every error other than 401 and 403.",
+        "type": "object",
+        "required": ["success", "error", "meta"],
+        "properties": {
+            "success": {"type": "boolean", "enum": [False]},
+            "error": {
+                "type": "object",
+                "required": ["code", "message"],
+                "properties": {
+                    "code": {
+                        "type": "string",
+                        "enum": sorted({*(code.name for code in ErrorCode), "LEGAL_HOLD", "NOT_READY"}),
+                    },
+                    "message": {"type": "string"},
+                    "details": {"type": "array", "items": {"$ref": _REF + "ErrorDetail"}},
+                },
+            },
+            "meta": {
+                "type": "object",
+                "required": ["request_id", "timestamp"],
+                "properties": {
+                    "request_id": {"type": "string"},
+                    "timestamp": {"type": "string", "format": "date-time"},
+                },
+            },
+        },
+    },
+}
+
+
+def _auth_example(status: int, code: str, description: str) -> dict[str, Any]:
+    return {
+        "error": "unauthorized" if status == 401 else "forbidden",
+        "error_description": description,
+        "error_code": code,
+        "timestamp": _META_EXAMPLE["timestamp"],
+        "request_id": _META_EXAMPLE["request_id"],
+    }
+
+
+def _api_example(code: ErrorCode, details: list[dict[str, str]] | None = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code.name, "message": code.value[1]}
+    if details is not None:
+        error["details"] = details
+    return {"success": False, "error": error, "meta": _META_EXAMPLE}
+
+
+def _response(description: str, schema: str, example: dict[str, Any], **headers: str) -> dict[str, Any]:
+    response: dict[str, Any] = {
+        "description": description,
+        "content": {"application/json": {"schema": {"$ref": _REF + schema}, "example": example}},
+    }
+    if headers:
+        response["headers"] = {
+            name: {"description": text, "schema": {"type": "string"}} for name, text in headers.items()
+        }
+    return response
+
+
+ERROR_RESPONSES: dict[str, dict[str, Any]] = {
+    "401": _response(
+        "Not authenticated: no credentials (AUTH_002), a bad or expired token (AUTH_001), key (AUTH_003) "
+        "or refresh token (AUTH_005), wrong password (AUTH_004), disabled user (AUTH_006)",
+        "AuthError",
+        _auth_example(401, "AUTH_002", "Authentication is required"),
+        **{"WWW-Authenticate": "`Bearer`"},
+    ),
+    "403": _response(
+        "Authenticated but not allowed: a permission is missing or an API key was used (AUTH_010), an "
+        "administrator's token is needed (AUTH_011), or plain HTTP where HTTPS is required (AUTH_020)",
+        "AuthError",
+        _auth_example(403, "AUTH_010", "This request needs the permission read:cases"),
+    ),
+    "404": _response(
+        "No such resource, or one the caller may not see",
+        "ApiError",
+        _api_example(ErrorCode.NOT_FOUND),
+    ),
+    "409": _response(
+        "Conflicts with the resource's state (CONFLICT, INVALID_STATUS_TRANSITION, LEGAL_HOLD)",
+        "ApiError",
+        _api_example(ErrorCode.INVALID_STATUS_TRANSITION),
+    ),
+    "413": _response(
+        "The body is over the limit (1 MiB for JSON, the upload limit for documents)",
+        "ApiError",
+        _api_example(ErrorCode.PAYLOAD_TOO_LARGE),
+    ),
+    "415": _response(
+        "The body's content type is not accepted", "ApiError", _api_example(ErrorCode.UNSUPPORTED_MEDIA_TYPE)
+    ),
+    "422": _response(
+        "The body, query string or path is invalid: one detail per failing field",
+        "ApiError",
+        _api_example(ErrorCode.VALIDATION_ERROR, [{"field": "title", "message": "Title is required"}]),
+    ),
+    "429": _response(
+        "A rate limit is exceeded",
+        "ApiError",
+        _api_example(ErrorCode.RATE_LIMITED),
+        **{"Retry-After": "Seconds until the request may be repeated"},
+    ),
+    "500": _response(
+        "An unexpected error; its request id is in the log",
+        "ApiError",
+        _api_example(ErrorCode.INTERNAL_ERROR),
+    ),
+}
+
+METHOD_NOT_ALLOWED = _response(
+    "The path exists but does not take this method; `Allow` names those it takes",
+    "ApiError",
+    _api_example(ErrorCode.METHOD_NOT_ALLOWED),
+    Allow="The methods the path takes",
+)
+
+DESCRIPTION = """\
+Every endpoint lives under `/api/v1` (`/api` is an alias of the current version).
+
+**Authentication**: `Authorization: Bearer <access token>` (from `POST /auth/login`) or
+`X-API-Key: <key>`; each operation lists the schemes it accepts. 401 and 403 answer with the
+authentication error body (`AuthError`), every other error with the API error envelope
+(`ApiError`). Each operation lists the errors it can give.
+
+**Methods**: a method a path does not take is answered `405 METHOD_NOT_ALLOWED` (`ApiError`) with
+an `Allow` header naming the methods it does take; `OPTIONS` is answered the same way.
+"""
+
+
+def _dependency_calls(dependant: Dependant) -> Iterator[Callable[..., Any]]:
+    for sub in dependant.dependencies:
+        if sub.call is not None:
+            yield sub.call
+        yield from _dependency_calls(sub)
+
+
+def _path_parameters(dependant: Dependant) -> bool:
+    return bool(dependant.path_params) or any(_path_parameters(d) for d in dependant.dependencies)
+
+
+def operation_errors(route: Any, method: str) -> tuple[list[str], list[dict[str, list[str]]] | None]:
+    """The error statuses `method` on `route` can answer, and its security requirement (None: public)."""
+    calls = list(_dependency_calls(route.dependant))
+    authenticated = get_principal in calls
+    users_only = require_user in calls or require_admin in calls
+    restricted = users_only or any(isinstance(call, Require) for call in calls)
+    takes_credentials = limit_by_client_ip in calls
+    statuses = {"422", "500"}
+    if authenticated or takes_credentials:
+        statuses |= {"401", "429"}
+    if restricted or authenticated:
+        # Any authenticated request may also meet AUTH_020 (plain HTTP where HTTPS is required).
+        statuses.add("403")
+    if _path_parameters(route.dependant):
+        statuses.add("404")
+    if method in BODY_METHODS:
+        statuses |= {"413", "415"}
+    if authenticated and method in WRITE_METHODS:
+        statuses.add("409")
+    security: list[dict[str, list[str]]] | None = None
+    if authenticated:
+        security = [{BEARER: []}] if users_only else [{BEARER: []}, {API_KEY: []}]
+    return sorted(statuses), security
+
+
+def refine(document: dict[str, Any], routes: list[Any]) -> dict[str, Any]:
+    """Replace FastAPI's invented 422 and add the security and error responses of every operation."""
+    components = document.setdefault("components", {})
+    schemas = components.setdefault("schemas", {})
+    for fastapi_only in ("HTTPValidationError", "ValidationError"):
+        schemas.pop(fastapi_only, None)
+    schemas.update(ERROR_SCHEMAS)
+    components["securitySchemes"] = SECURITY_SCHEMES
+    components.setdefault("responses", {})["MethodNotAllowed"] = METHOD_NOT_ALLOWED
+    # Included routers are walked as FastAPI's own document does: each route with the prefix and the
+    # dependencies (the administrator check, the query-string check) of the routers it is in.
+    for route in iter_route_contexts(routes):
+        if not isinstance(route.original_route, APIRoute) or not route.include_in_schema:
+            continue
+        path_item = document.get("paths", {}).get(route.path_format, {})
+        for method in route.methods or ():
+            operation = path_item.get(method.lower())
+            if operation is None:
+                continue
+            statuses, security = operation_errors(route, method)
+            responses = operation.setdefault("responses", {})
+            responses.pop("422", None)  # FastAPI's HTTPValidationError: never sent
+            for status in statuses:
+                responses.setdefault(status, ERROR_RESPONSES[status])
+            for status, response in responses.items():
+                # An error a route declares itself (`responses={416: {"description": …}}`) has the
+                # body every error of its status has.
+                if status.isdigit() and int(status) >= 400 and "content" not in response:
+                    schema = "AuthError" if status in ("401", "403") else "ApiError"
+                    response["content"] = {"application/json": {"schema": {"$ref": _REF + schema}}}
+            if security is not None:
+                operation["security"] = security
+    return document
+
+
+def install(app: FastAPI) -> None:
+    """Make `app.openapi()` (served at /openapi.json, printed by `casefile openapi`) the refined one."""
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            document = get_openapi(
+                title=app.title,
+                version=app.version,
+                summary=app.summary,
+                description=DESCRIPTION,
+                routes=app.routes,
+            )
+            app.openapi_schema = refine(document, app.routes)
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

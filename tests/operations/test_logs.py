@@ -1,0 +1,79 @@
+"""Logs (docs/operations.md#logs): one line per request, one traceback per unhandled error with its
+request id, `CASEFILE_LOG_FORMAT=json`, quiet libraries."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from casefile.logs import JsonFormatter
+from tests.support.assertions import api_error, ok
+from tests.support.processes import Process
+from tests.support.servers import make_settings
+
+
+def add_failing_route(app: FastAPI) -> None:
+    @app.get("/explode/{thing_id}")
+    async def explode(thing_id: str) -> None:
+        raise RuntimeError(f"boom {thing_id}")
+
+
+def test_one_line_per_request_and_one_traceback_per_error(
+    make_server, caplog: pytest.LogCaptureFixture
+) -> None:
+    api = make_server(app_hook=add_failing_route)
+    caplog.set_level(logging.INFO)
+    # uvicorn's loggers do not propagate to the root (its own default config): watch them directly,
+    # where a server logs a second "Exception in ASGI application".
+    uvicorn_logger = logging.getLogger("uvicorn")
+    uvicorn_logger.addHandler(caplog.handler)
+    try:
+        _exercise(api, caplog)
+    finally:
+        uvicorn_logger.removeHandler(caplog.handler)
+
+
+def _exercise(api, caplog: pytest.LogCaptureFixture) -> None:
+    with api.admin() as admin:
+        me = ok(admin.get("/users/me", headers={"X-Request-ID": "client-trace-1"}))
+        r = httpx.get(api.root + "/explode/x1", headers={"X-Request-ID": "client-trace-2"})
+    api_error(r, 500, "INTERNAL_ERROR")
+    request_id = r.headers["x-request-id"]
+    assert r.json()["meta"]["request_id"] == request_id
+    assert r.headers["x-client-request-id"] == "client-trace-2"  # like every other answer
+    lines = [rec for rec in caplog.records if rec.name == "casefile.access"]
+    [mine] = [rec for rec in lines if getattr(rec, "client_request_id", None) == "client-trace-1"]
+    assert mine.route == "/api/v1/users/me" and mine.status == 200 and mine.principal_id == me["id"]  # type: ignore[attr-defined]
+    assert mine.duration_ms >= 0  # type: ignore[attr-defined]
+    [failed] = [rec for rec in lines if getattr(rec, "request_id", None) == request_id]
+    assert failed.status == 500 and failed.route == "/explode/{thing_id}"  # type: ignore[attr-defined]
+    time.sleep(1)  # a server logs a second traceback after the answer has gone: give it the time
+    tracebacks = [rec for rec in caplog.records if rec.exc_info and "boom x1" in str(rec.exc_info[1])]
+    assert len(tracebacks) == 1, [(rec.name, rec.getMessage()) for rec in tracebacks]
+    assert request_id in tracebacks[0].getMessage()
+    as_json = json.loads(JsonFormatter().format(tracebacks[0]))
+    assert as_json["level"] == "ERROR" and "RuntimeError: boom x1" in as_json["exc_info"]
+
+
+def test_json_logs_of_a_real_server(database: tuple[Path, str | None], tmp_path: Path) -> None:
+    data_dir, url = database
+    log = tmp_path / "serve.log"
+    server = Process("serve", make_settings(data_dir, url), log, log_format="json")
+    try:
+        r = httpx.get(server.base + "/cases/case_abc")
+        assert r.status_code == 401
+        request_id = r.headers["x-request-id"]
+    finally:
+        server.stop()
+    entries = [
+        json.loads(line) for line in log.read_text().splitlines() if line.strip()
+    ]  # every line is JSON
+    [line] = [e for e in entries if e.get("request_id") == request_id]
+    assert line["route"] == "/api/v1/cases/{case_id}" and line["status"] == 401 and "duration_ms" in line
+    assert not any(e["logger"].startswith(("httpx", "uvicorn.access")) for e in entries)
