@@ -132,7 +132,7 @@ def test_entries_are_chained_and_their_hash_can_be_recomputed(api: Api, admin: h
 
 
 def test_admin_list_filters_and_pages_with_a_cursor(api: Api, admin: httpx.Client) -> None:
-    case = new_case(admin)
+    case = new_case(admin, client_name=None)  # a client would add its party's entry
     for _ in range(4):
         ok(admin.get(f"/cases/{case['id']}"))
     everything = trail(admin, case_id=case["id"])
@@ -171,7 +171,9 @@ def test_a_cases_trail_holds_only_that_case(api: Api, admin: httpx.Client) -> No
     ok(admin.get(f"/cases/{other['id']}"))
     response = admin.get(f"/cases/{case['id']}/audit", params={"limit": 10})
     entries = ok(response)
-    assert [e["action"] for e in entries] == ["case.created"] and entries[0]["case_id"] == case["id"]
+    # Newest first: the case, then its client's party, made with it (docs/api-conventions.md#parties).
+    assert [e["action"] for e in entries] == ["party.added", "case.created"]
+    assert {e["case_id"] for e in entries} == {case["id"]}
     assert response.json()["meta"]["pagination"]["next_cursor"] is None
     assert ok(admin.get(f"/cases/{case['id']}/audit", params={"action": "case.read"})) == []
 
