@@ -120,3 +120,11 @@ async def db_session(db_engine: AsyncEngine) -> AsyncIterator[AsyncSession]:
         finally:
             await session.close()
             await transaction.rollback()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The AI tests run one after another in one worker (`--dist loadgroup`): each keeps an AI
+    process busy on a core, and several at once would stretch the time limits some of them test."""
+    for item in items:
+        if item.path.is_relative_to(Path(__file__).parent.parent / "ai"):
+            item.add_marker(pytest.mark.xdist_group("ai"))

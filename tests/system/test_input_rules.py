@@ -102,7 +102,7 @@ def add_failing_route(app: FastAPI) -> None:
 
 def test_a_500_says_it_closes_the_connection(make_server) -> None:
     server = make_server(app_hook=add_failing_route, worker_enabled=False)
-    with httpx.Client(base_url=server.root) as client:
+    with httpx.Client(base_url=server.root, timeout=30) as client:
         r = client.get("/explode")
         api_error(r, 500, "INTERNAL_ERROR")
         assert r.headers["connection"] == "close"
