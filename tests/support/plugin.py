@@ -122,9 +122,17 @@ async def db_session(db_engine: AsyncEngine) -> AsyncIterator[AsyncSession]:
             await transaction.rollback()
 
 
+TESTS = Path(__file__).parent.parent
+# Tests that must share one worker (`--dist loadgroup`), each group's one after another:
+# - the AI tests: each keeps an AI process busy on a core, and several at once would stretch the
+#   time limits some of them test;
+# - the single sign-on tests: their OpenID provider is installed (`npm ci`) into one directory of
+#   the source tree, which two workers would install into at once.
+SERIAL_GROUPS = {TESTS / "ai": "ai", TESTS / "auth" / "test_oidc.py": "oidc"}
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The AI tests run one after another in one worker (`--dist loadgroup`): each keeps an AI
-    process busy on a core, and several at once would stretch the time limits some of them test."""
     for item in items:
-        if item.path.is_relative_to(Path(__file__).parent.parent / "ai"):
-            item.add_marker(pytest.mark.xdist_group("ai"))
+        for path, group in SERIAL_GROUPS.items():
+            if item.path == path or item.path.is_relative_to(path):
+                item.add_marker(pytest.mark.xdist_group(group))
