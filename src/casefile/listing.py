@@ -12,7 +12,6 @@ key", so rows added meanwhile never shift a page, and no count of the whole tabl
 from __future__ import annotations
 
 import base64
-import binascii
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -297,7 +296,7 @@ def encode_cursor(key: int) -> str:
 def decode_cursor(cursor: str) -> int:
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-    except (binascii.Error, UnicodeDecodeError):
+    except ValueError:  # not base64, not ASCII or not UTF-8: each is a ValueError
         raw = ""
     if not raw.startswith("k") or not raw[1:].isdigit():
         raise ValidationFailed.on("cursor", "Not a cursor this list gave")
