@@ -131,6 +131,7 @@ TESTS = Path(__file__).parent.parent
 SERIAL_GROUPS = {TESTS / "ai": "ai", TESTS / "auth" / "test_oidc.py": "oidc"}
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         for path, group in SERIAL_GROUPS.items():
