@@ -4,14 +4,14 @@ The caller is a `…Principal`: `CurrentPrincipal` (anyone authenticated), `User
 access token, not an API key), `AdminPrincipal` (an administrator's access token). Each domain
 declares, once, in its `dependencies.py`, the permissions its endpoints need (e.g. `CasesRead =
 Annotated[Principal, Depends(Require(Permission.READ_CASES))]`) and the rows its paths name
-(`CaseInPath = Annotated[Case, Depends(in_path(get_case, "case_id"))]`: the case of `{case_id}`,
-or 404). How a row is found, and what its 404 says, is the domain's lookup (`get_case`), built on
-`db.get_or_404`.
+(`GroupInPath = Annotated[Group, Depends(in_path(get_group, "group_id"))]`: the group of
+`{group_id}`, or 404). How a row is found, and what its 404 says, is the domain's lookup
+(`get_group`; a case's is `cases.access.case_for`), built on `db.get_or_404`.
 
 FastAPI resolves dependencies in the order of the handler's parameters: a handler lists the
 permission before the row in its path, so that a caller without the permission gets 401/403 and
 does not learn whether the row exists. A handler that validates a body or a query string loads its
-row in its body instead (`await get_case(session, case_id)`): FastAPI validates those after every
+row in its body instead (`await case_for(session, principal, case_id)`): FastAPI validates those after every
 dependency has run, and a bad request must stay a 422 whatever the id.
 """
 

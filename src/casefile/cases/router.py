@@ -12,10 +12,9 @@ from casefile.audit.dependencies import AuditPage, CaseTrailFilters
 from casefile.audit.schemas import AuditEntryOut
 from casefile.auth.dependencies import CurrentPrincipal, RuntimeDep, SessionDep
 from casefile.auth.visibility import IdOnlyOut
-from casefile.cases import repository, service
-from casefile.cases.access import Level, case_for
+from casefile.cases import service
+from casefile.cases.access import Level, access_settings_case, case_for
 from casefile.cases.dependencies import CaseInPath, CasesDelete, CasesRead, CasesWrite, CaseToWrite
-from casefile.cases.models import Case
 from casefile.cases.repository import CASE_LIST
 from casefile.cases.schemas import AssigneeAdd, CaseAccessBody, CaseCreate, CaseOut, CaseUpdate
 from casefile.envelope import CursorPageEnvelope, DeletedOut, Envelope, PageEnvelope
@@ -116,7 +115,7 @@ async def remove_assignee(
 async def get_case_access(case_id: str, principal: CurrentPrincipal, session: SessionDep) -> JSONResponse:
     """The case's access mode, grants and walls. Needs `manage` on the case, or an administrator
     (who may read the settings even of a case they are walled off from)."""
-    case = await _case_to_manage(session, principal, case_id)
+    case = await access_settings_case(session, principal, case_id)
     return envelope.ok(await service.case_access(session, case))
 
 
@@ -126,14 +125,10 @@ async def set_case_access(
 ) -> JSONResponse:
     """Replace the case's access mode, grants and walls. Needs `manage` on the case, or an
     administrator. Emits `case.access_changed`."""
-    case = await _case_to_manage(session, principal, case_id)
+    case = await access_settings_case(session, principal, case_id)
     return envelope.ok(await service.set_case_access(session, principal, case, body))
 
 
-async def _case_to_manage(session: SessionDep, principal: CurrentPrincipal, case_id: str) -> Case:
-    if principal.is_admin_user:
-        return await repository.get_case(session, case_id)
-    return await case_for(session, principal, case_id, Level.MANAGE)
 
 
 @router.get("/{case_id}/audit", response_model=CursorPageEnvelope[AuditEntryOut])
