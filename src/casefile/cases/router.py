@@ -129,8 +129,6 @@ async def set_case_access(
     return envelope.ok(await service.set_case_access(session, principal, case, body))
 
 
-
-
 @router.get("/{case_id}/audit", response_model=CursorPageEnvelope[AuditEntryOut])
 async def case_audit(
     case_id: str, principal: CasesRead, session: SessionDep, filters: CaseTrailFilters, page: AuditPage
