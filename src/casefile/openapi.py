@@ -12,7 +12,8 @@ new endpoint is described correctly without listing anything by hand:
 - endpoints that take credentials themselves (`limit_by_client_ip`: login, refresh, sign-on) also
   answer 401 (wrong password, used refresh token);
 - every counted request (a principal or the client-IP bucket) may be refused with 429;
-- a path parameter names a row that may not exist, or that the caller may not see: 404;
+- a path parameter names a row that may not exist, or that the caller may not see: 404; so does a
+  body field that names one (`case_id`, `user_ids`: its name ends in `_id` or `_ids`);
 - every operation checks its query string (422), and every body-carrying method may be refused as
   too large (413), of the wrong type (415) or invalid (422);
 - a state change (POST, PUT, PATCH, DELETE) on an authenticated route may meet a conflict (409);
@@ -227,6 +228,16 @@ def _path_parameters(dependant: Dependant) -> bool:
     return bool(dependant.path_params) or any(_path_parameters(d) for d in dependant.dependencies)
 
 
+def _body_names_rows(dependant: Dependant) -> bool:
+    """Whether a body field names other rows by id (`case_id`, `user_ids`)."""
+    for param in dependant.body_params:
+        model = param.field_info.annotation
+        fields = getattr(model, "model_fields", {param.name: None})
+        if any(name.endswith(("_id", "_ids")) for name in fields):
+            return True
+    return False
+
+
 def operation_errors(route: Any, method: str) -> tuple[list[str], list[dict[str, list[str]]] | None]:
     """The error statuses `method` on `route` can answer, and its security requirement (None: public)."""
     calls = list(_dependency_calls(route.dependant))
@@ -240,7 +251,7 @@ def operation_errors(route: Any, method: str) -> tuple[list[str], list[dict[str,
     if restricted or authenticated:
         # Any authenticated request may also meet AUTH_020 (plain HTTP where HTTPS is required).
         statuses.add("403")
-    if _path_parameters(route.dependant):
+    if _path_parameters(route.dependant) or _body_names_rows(route.dependant):
         statuses.add("404")
     if method in BODY_METHODS:
         statuses |= {"413", "415"}

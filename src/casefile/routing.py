@@ -13,13 +13,30 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from fastapi import Request
 from fastapi.routing import APIRoute, iter_route_contexts
 from starlette.routing import compile_path, get_name
 
 from casefile.errors import AppError, MethodNotAllowed, NotFound
+
+F = TypeVar("F", bound=Callable[..., Any])
+_STREAMING_ENDPOINTS: set[Callable[..., Any]] = set()
+
+
+def streams_its_body(endpoint: F) -> F:
+    """Mark an endpoint that reads its request body itself, as a stream (uploads): it authenticates
+    on a read transaction and writes in a transaction of its own once the body is in, so a slow
+    upload holds neither SQLite's write lock nor a PostgreSQL connection while its bytes trickle in.
+    Decided by the route, never by the request's `Content-Type`, which the caller chooses."""
+    _STREAMING_ENDPOINTS.add(endpoint)
+    return endpoint
+
+
+def route_streams_its_body(request: Request) -> bool:
+    route = request.scope.get("route")
+    return isinstance(route, APIRoute) and route.endpoint in _STREAMING_ENDPOINTS
 
 
 class AnyMethodRoute(APIRoute):

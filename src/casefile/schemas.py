@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import re
 import types
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import (
+    AfterValidator,
     AwareDatetime,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     FutureDatetime,
     NaiveDatetime,
@@ -22,6 +25,31 @@ from casefile.clock import format_timestamp
 
 # Every timestamp leaves the service as ISO 8601 UTC with a `Z` (docs/api-conventions.md#envelopes).
 Timestamp = Annotated[datetime, PlainSerializer(format_timestamp, return_type=str)]
+
+
+# A date followed by a time: what a query parameter of the `date-time` format must hold.
+_DATE_AND_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}")
+
+
+def _date_and_time_text(value: Any) -> Any:
+    """Query strings are text, and pydantic would read `0` or `2024-01-01` as a time; the
+    published format is an ISO 8601 date *and* time, so only that is taken."""
+    if not isinstance(value, str) or _DATE_AND_TIME.match(value) is None:
+        raise ValueError("Expected an ISO 8601 date and time, e.g. 2024-01-31T09:00:00Z")
+    return value
+
+
+def _in_utc(value: datetime) -> datetime:
+    """UTC when no zone is given; a time that leaves the calendar once moved to UTC (year 1 at
+    +23:00, year 9999 at -23:00) is refused here rather than failing in the database."""
+    try:
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("Out of the range of dates that can be stored") from None
+
+
+# A time given in a query string (e.g. the audit trail's `since`/`until`), in UTC.
+QueryTime = Annotated[datetime, BeforeValidator(_date_and_time_text), AfterValidator(_in_utc)]
 
 
 class OutModel(BaseModel):
@@ -82,4 +110,13 @@ class InModel(BaseModel):
         kinds = _scalar_types(cls.model_fields[info.field_name].annotation)
         if kinds and not _is_exactly(value, kinds):
             raise ValueError(f"Input should be {_EXPECTED[min(kinds, key=list(_EXPECTED).index)]}")
+        return value
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _times_fit_in_utc(cls, value: Any) -> Any:
+        """Every time is stored in UTC: one that leaves the calendar when moved there (year 9999
+        at -23:00) is refused like any other invalid value, not met later as an overflow."""
+        if isinstance(value, datetime) and value.tzinfo is not None:
+            _in_utc(value)
         return value

@@ -6,6 +6,7 @@ with httpx, that goes through the provider's sign-in."""
 from __future__ import annotations
 
 import base64
+import fcntl
 import hashlib
 import json
 import os
@@ -56,9 +57,16 @@ def _tool(name: str) -> str:
 
 
 def install_provider() -> None:
-    """`npm ci` from the committed lock file when node_modules is missing (as on CI)."""
+    """`npm ci` from the committed lock file when node_modules is missing (as on CI). Under a file
+    lock: test processes running side by side (pytest-xdist) install once, the others wait."""
     _tool("node")
     npm = _tool("npm")
+    with (PROVIDER_DIR / ".install.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _npm_ci(npm)
+
+
+def _npm_ci(npm: str) -> None:
     if (PROVIDER_DIR / "node_modules" / "oidc-provider" / "package.json").exists():
         return
     result = subprocess.run(

@@ -126,8 +126,8 @@ TESTS = Path(__file__).parent.parent
 # Tests that must share one worker (`--dist loadgroup`), each group's one after another:
 # - the AI tests: each keeps an AI process busy on a core, and several at once would stretch the
 #   time limits some of them test;
-# - the single sign-on tests: their OpenID provider is installed (`npm ci`) into one directory of
-#   the source tree, which two workers would install into at once.
+# - the single sign-on tests: they share one OpenID provider per worker, started once (its install,
+#   `npm ci`, is under a file lock besides: tests.support.oidc.install_provider).
 SERIAL_GROUPS = {TESTS / "ai": "ai", TESTS / "auth" / "test_oidc.py": "oidc"}
 
 

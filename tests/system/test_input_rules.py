@@ -94,6 +94,21 @@ def test_non_finite_numbers_are_refused_in_every_body(admin: httpx.Client, hook:
         assert "body" in details(api_error(r, 422, "VALIDATION_ERROR"))
 
 
+def test_times_that_leave_the_calendar_in_utc_are_validation_errors(admin: httpx.Client) -> None:
+    body = {"name": unique("k"), "permissions": ["read:cases"], "expires_at": "9999-12-31T23:59:59-23:00"}
+    r = admin.post("/admin/api-keys", json=body)
+    assert "expires_at" in details(api_error(r, 422, "VALIDATION_ERROR"))
+
+
+def test_a_multipart_content_type_on_a_bodyless_endpoint_is_not_an_upload(admin: httpx.Client) -> None:
+    """Whether a request streams its body is the route's to say, not the caller's Content-Type:
+    a multipart type (even without a boundary) sent to an ordinary endpoint is just ignored."""
+    headers = {"Content-Type": "multipart/form-data"}
+    r = admin.post("/users/me/calendar-token", headers=headers)
+    assert r.status_code == 201, r.text
+    assert ok(admin.delete("/users/me/calendar-token", headers=headers)) == {"revoked": True}
+
+
 def add_failing_route(app: FastAPI) -> None:
     @app.get("/explode")
     async def explode() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from fastapi import Depends, Query
@@ -10,11 +9,14 @@ from fastapi import Depends, Query
 from casefile.audit.repository import AuditFilters
 from casefile.audit.service import parse_filters
 from casefile.listing import CursorQuery, cursor_query
+from casefile.schemas import QueryTime
 
 ActorParam = Annotated[str | None, Query(max_length=40, description="Only this actor (user or API key id)")]
 ActionParam = Annotated[str | None, Query(max_length=64, description="Only this action, e.g. `case.read`")]
-SinceParam = Annotated[datetime | None, Query(description="At or after this time (ISO 8601; UTC if no zone)")]
-UntilParam = Annotated[datetime | None, Query(description="Before this time (ISO 8601; UTC if no zone)")]
+SinceParam = Annotated[
+    QueryTime | None, Query(description="At or after this time (ISO 8601, UTC if no zone)")
+]
+UntilParam = Annotated[QueryTime | None, Query(description="Before this time (ISO 8601; UTC if no zone)")]
 
 
 def trail_filters(

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Literal
 
 from sqlalchemy import inspect
@@ -255,11 +255,5 @@ def parse_filters(
     since: datetime | None,
     until: datetime | None,
 ) -> AuditFilters:
-    """The list's filters; a time given without a zone is UTC."""
-    return AuditFilters(
-        actor_id=actor_id, case_id=case_id, action=action, since=_utc(since), until=_utc(until)
-    )
-
-
-def _utc(value: datetime | None) -> datetime | None:
-    return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
+    """The list's filters (times already in UTC: `schemas.QueryTime`)."""
+    return AuditFilters(actor_id=actor_id, case_id=case_id, action=action, since=since, until=until)

@@ -35,6 +35,7 @@ from casefile.errors import (
 )
 from casefile.ratelimit import Bucket, enforce, is_admin_path
 from casefile.request_context import current_context
+from casefile.routing import route_streams_its_body
 from casefile.runtime import Runtime
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -50,17 +51,10 @@ RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 
 async def get_session(request: Request, runtime: RuntimeDep) -> AsyncIterator[AsyncSession]:
     """The request's one transaction: committed when the handler returns, rolled back if it raises."""
-    write = request.method not in SAFE_METHODS and not _streams_its_body(request)
+    write = request.method not in SAFE_METHODS and not route_streams_its_body(request)
     async with runtime.db.transaction(write=write) as session:
         session.info["write"] = write
         yield session
-
-
-def _streams_its_body(request: Request) -> bool:
-    """Uploads authenticate on a read transaction, stream the body with no transaction open, and
-    then write in a transaction of their own: a slow upload must not hold SQLite's write lock
-    (or a PostgreSQL connection) while its bytes trickle in."""
-    return request.headers.get("content-type", "").lower().startswith("multipart/form-data")
 
 
 # scope="function": the commit happens when the handler returns, before the response is sent, so

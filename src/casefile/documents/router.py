@@ -25,6 +25,7 @@ from casefile.documents.sniff import SUPPORTED_TYPES
 from casefile.envelope import DeletedOut, Envelope, PageEnvelope
 from casefile.errors import RangeNotSatisfiable
 from casefile.listing import ListQuery, fields_query, list_query, project
+from casefile.routing import streams_its_body
 
 router = APIRouter(tags=["documents"])
 
@@ -75,6 +76,7 @@ async def list_documents(
         }
     },
 )
+@streams_its_body
 async def upload_document(
     request: Request, principal: DocumentsWrite, case: CaseToWrite, session: SessionDep, runtime: RuntimeDep
 ) -> JSONResponse:
