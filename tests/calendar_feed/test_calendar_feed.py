@@ -8,6 +8,7 @@ from datetime import UTC, date, datetime, timedelta
 import httpx
 import vobject
 
+from tests.support import plain
 from tests.support.assertions import api_error, auth_error, ok
 from tests.support.factories import new_case, unique
 from tests.support.servers import Api
@@ -73,7 +74,7 @@ def test_feed_of_my_open_tasks_and_deadlines(api: Api, admin: httpx.Client) -> N
     with api.client(token=token) as client:
         url = _feed_url(client)
     assert url.startswith(api.base + "/calendar/") and url.endswith(".ics")
-    response = httpx.get(url)  # no credentials
+    response = plain.get(url)  # no credentials
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/calendar")
 
@@ -108,7 +109,7 @@ def test_feed_of_my_open_tasks_and_deadlines(api: Api, admin: httpx.Client) -> N
 
     # Done tasks leave the feed.
     ok(admin.patch(f"/tasks/{dated['id']}", json={"status": "done"}))
-    uids = {e.uid.value for e in vobject.readOne(httpx.get(url).text).vevent_list}
+    uids = {e.uid.value for e in vobject.readOne(plain.get(url).text).vevent_list}
     assert f"{dated['id']}@casefile" not in uids
 
 
@@ -116,14 +117,14 @@ def test_revoked_or_replaced_tokens_stop_working(api: Api) -> None:
     user, token = api.make_user("viewer")
     with api.client(token=token) as client:
         first = _feed_url(client)
-        assert httpx.get(first).status_code == 200
+        assert plain.get(first).status_code == 200
         second = _feed_url(client)  # a new URL replaces the old one
         assert second != first
-        api_error(httpx.get(first), 404, "NOT_FOUND")
-        assert httpx.get(second).status_code == 200
+        api_error(plain.get(first), 404, "NOT_FOUND")
+        assert plain.get(second).status_code == 200
         assert ok(client.delete("/users/me/calendar-token")) == {"revoked": True}
-        api_error(httpx.get(second), 404, "NOT_FOUND")
-        api_error(httpx.get(api.base + "/calendar/not-a-token.ics"), 404, "NOT_FOUND")
+        api_error(plain.get(second), 404, "NOT_FOUND")
+        api_error(plain.get(api.base + "/calendar/not-a-token.ics"), 404, "NOT_FOUND")
         assert ok(client.delete("/users/me/calendar-token")) == {"revoked": True}  # idempotent
     # The token is stored hashed: the database never holds the URL's secret.
     with api.client(token=token) as client:
@@ -134,7 +135,7 @@ def test_revoked_or_replaced_tokens_stop_working(api: Api) -> None:
     # A disabled user's feed is gone.
     with api.admin() as admin:
         ok(admin.patch(f"/users/{user['id']}", json={"active": False}))
-    api_error(httpx.get(url), 404, "NOT_FOUND")
+    api_error(plain.get(url), 404, "NOT_FOUND")
 
 
 def test_feed_tokens_are_for_users_not_api_keys(api: Api) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.support import plain
 from tests.support.assertions import api_error, auth_error, details, ok
 from tests.support.factories import TEXT, new_case, upload
 from tests.support.servers import Api
@@ -436,7 +437,7 @@ def test_document_permissions(api: Api, admin: httpx.Client, case) -> None:
 
 
 def test_openapi_describes_the_upload(api: Api) -> None:
-    spec = httpx.get(api.root + "/openapi.json").json()
+    spec = plain.get(api.root + "/openapi.json").json()
     body = spec["paths"]["/api/v1/cases/{case_id}/documents"]["post"]["requestBody"]
     assert set(body["content"]["multipart/form-data"]["schema"]["properties"]) >= {"file", "tags", "title"}
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support import plain
 from tests.support.processes import CASEFILE, settings_env
 from tests.support.servers import Api, free_port, make_settings
 
@@ -22,7 +23,7 @@ PREFLIGHT = {
 
 
 def test_cors_is_off_by_default(api: Api) -> None:
-    r = httpx.get(api.base + "/cases", headers={"Origin": APP})
+    r = plain.get(api.base + "/cases", headers={"Origin": APP})
     assert "access-control-allow-origin" not in r.headers
     r = httpx.options(api.base + "/cases", headers=PREFLIGHT)
     assert r.status_code == 405 and "access-control-allow-origin" not in r.headers
@@ -39,7 +40,7 @@ def test_listed_origins_may_call_the_api(make_server) -> None:
         r = admin.get("/cases", headers={"Origin": APP})
     assert r.status_code == 200 and r.headers["access-control-allow-origin"] == APP
     assert "x-request-id" in r.headers["access-control-expose-headers"].lower()
-    r = httpx.get(api.base + "/cases", headers={"Origin": "https://evil.example.com"})
+    r = plain.get(api.base + "/cases", headers={"Origin": "https://evil.example.com"})
     assert "access-control-allow-origin" not in r.headers
 
 

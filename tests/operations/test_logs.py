@@ -8,11 +8,11 @@ import logging
 import time
 from pathlib import Path
 
-import httpx
 import pytest
 from fastapi import FastAPI
 
 from casefile.logs import JsonFormatter
+from tests.support import plain
 from tests.support.assertions import api_error, ok
 from tests.support.processes import Process
 from tests.support.servers import make_settings
@@ -42,7 +42,7 @@ def test_one_line_per_request_and_one_traceback_per_error(
 def _exercise(api, caplog: pytest.LogCaptureFixture) -> None:
     with api.admin() as admin:
         me = ok(admin.get("/users/me", headers={"X-Request-ID": "client-trace-1"}))
-        r = httpx.get(api.root + "/explode/x1", headers={"X-Request-ID": "client-trace-2"})
+        r = plain.get(api.root + "/explode/x1", headers={"X-Request-ID": "client-trace-2"})
     api_error(r, 500, "INTERNAL_ERROR")
     request_id = r.headers["x-request-id"]
     assert r.json()["meta"]["request_id"] == request_id
@@ -66,7 +66,7 @@ def test_json_logs_of_a_real_server(database: tuple[Path, str | None], tmp_path:
     log = tmp_path / "serve.log"
     server = Process("serve", make_settings(data_dir, url), log, log_format="json")
     try:
-        r = httpx.get(server.base + "/cases/case_abc")
+        r = plain.get(server.base + "/cases/case_abc")
         assert r.status_code == 401
         request_id = r.headers["x-request-id"]
     finally:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
+from tests.support import plain
 from tests.support.assertions import auth_error, ok
 from tests.support.factories import new_case
 from tests.support.receivers import Receiver
@@ -14,7 +15,7 @@ from tests.support.waiting import wait_until
 
 
 def scrape(api: Api, **kw) -> dict[str, list]:
-    r = httpx.get(api.root + "/metrics", **kw)
+    r = plain.get(api.root + "/metrics", **kw)
     assert r.status_code == 200, r.text
     assert r.headers["content-type"].startswith("text/plain")
     return {family.name: family.samples for family in text_string_to_metric_families(r.text)}
@@ -89,13 +90,13 @@ def test_queues_and_delivery_outcomes(
 def test_rate_limit_rejections_are_counted(make_server) -> None:
     api = make_server(rate_limit_login="2/minute")
     for _ in range(3):
-        httpx.post(api.base + "/auth/login", json={"email": "x@example.com", "password": "wrong-password-1"})
+        plain.post(api.base + "/auth/login", json={"email": "x@example.com", "password": "wrong-password-1"})
     samples = scrape(api)["casefile_rate_limit_rejections"]
     assert value(samples, "casefile_rate_limit_rejections_total", bucket="login") == 1
 
 
 def test_metrics_token(make_server) -> None:
     api = make_server(metrics_token="scrape-secret-123")
-    auth_error(httpx.get(api.root + "/metrics"), 401, "AUTH_002")
-    auth_error(httpx.get(api.root + "/metrics", headers={"Authorization": "Bearer nope"}), 401, "AUTH_001")
+    auth_error(plain.get(api.root + "/metrics"), 401, "AUTH_002")
+    auth_error(plain.get(api.root + "/metrics", headers={"Authorization": "Bearer nope"}), 401, "AUTH_001")
     assert "casefile_http_requests" in scrape(api, headers={"Authorization": "Bearer scrape-secret-123"})

@@ -8,12 +8,13 @@ import re
 
 import httpx
 
+from tests.support import plain
 from tests.support.assertions import api_error, auth_error, details
 from tests.support.servers import Api
 
 
 def document(api: Api) -> dict:
-    return httpx.get(api.root + "/openapi.json").json()
+    return plain.get(api.root + "/openapi.json").json()
 
 
 def operation(doc: dict, method: str, path: str) -> dict:
@@ -65,7 +66,7 @@ def test_documented_errors_match_what_the_service_answers(api: Api) -> None:
     """Two of the documented answers, sent for real: the shapes are the schemas'."""
     doc = document(api)
     auth_schema = doc["components"]["schemas"]["AuthError"]
-    r = httpx.get(api.base + "/cases/case_x")
+    r = plain.get(api.base + "/cases/case_x")
     body = auth_error(r, 401, "AUTH_002")
     assert set(body) == set(auth_schema["required"])
     with api.admin() as admin:
@@ -93,14 +94,14 @@ def test_request_schemas_are_exact(api: Api) -> None:
 
 def test_docs_and_redoc_load_everything_from_this_server(api: Api) -> None:
     for page in ("/docs", "/redoc"):
-        html = httpx.get(api.root + page).text
+        html = plain.get(api.root + page).text
         urls = re.findall(r"""(?:src|href)=["']([^"']+)["']""", html) + re.findall(
             r"""url: ?['"]([^'"]+)['"]""", html
         )
         assert urls, html
         for url in urls:
             assert url.startswith("/"), (page, url)  # nothing from another host
-            assert httpx.get(api.root + url).status_code == 200, url
+            assert plain.get(api.root + url).status_code == 200, url
         assert "cdn" not in html.lower() and "fonts.googleapis" not in html
 
 

@@ -25,6 +25,7 @@ import pytest
 from joserfc import jwt
 from joserfc.jwk import KeySet, RSAKey
 
+from tests.support import plain
 from tests.support.servers import free_port
 
 PROVIDER_DIR = Path(__file__).parent / "oidc_provider"
@@ -125,7 +126,7 @@ class Provider:
             if self.process.poll() is not None:
                 pytest.fail(f"the OpenID provider exited:\n{self.log()}", pytrace=False)
             try:
-                r = httpx.get(self.issuer + "/.well-known/openid-configuration", timeout=2)
+                r = plain.get(self.issuer + "/.well-known/openid-configuration", timeout=2)
                 if r.status_code == 200 and r.json()["issuer"] == self.issuer:
                     return self
             except httpx.HTTPError:
@@ -155,7 +156,7 @@ class Provider:
         return self.log_path.read_text() if self.log_path and self.log_path.exists() else ""
 
     def jwks_requests(self) -> int:
-        return int(httpx.get(self.issuer + "/_test/stats", timeout=5).json()["jwks_requests"])
+        return int(plain.get(self.issuer + "/_test/stats", timeout=5).json()["jwks_requests"])
 
     # --- tokens the provider never issued, signed with its own key ------------------------------
 

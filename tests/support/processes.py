@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 
 from casefile.settings import Settings
+from tests.support import plain
 from tests.support.servers import free_port
 from tests.support.waiting import wait_until
 
@@ -93,7 +94,7 @@ class Process:
         if self.proc.poll() is not None:
             raise RuntimeError(f"casefile exited: {self.log.read_text()[-3000:]}")
         try:
-            return httpx.get(f"{self.root}/healthz", timeout=1, verify=self.tls or True).status_code == 200
+            return plain.get(f"{self.root}/healthz", timeout=1, verify=self.tls or True).status_code == 200
         except httpx.HTTPError:
             return False
 

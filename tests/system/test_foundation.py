@@ -9,6 +9,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
+from tests.support import plain
 from tests.support.assertions import api_error, auth_error, ok
 from tests.support.servers import Api
 
@@ -16,8 +17,8 @@ TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 
 
 def test_health_and_readiness_need_no_credentials(api: Api) -> None:
-    assert ok(httpx.get(api.root + "/healthz"))["status"] == "ok"
-    assert ok(httpx.get(api.root + "/readyz"))["status"] == "ready"
+    assert ok(plain.get(api.root + "/healthz"))["status"] == "ok"
+    assert ok(plain.get(api.root + "/readyz"))["status"] == "ready"
 
 
 def test_success_envelope_and_request_id(admin: httpx.Client) -> None:
@@ -47,7 +48,7 @@ def test_incoming_request_id_is_returned_apart_from_ours(admin: httpx.Client) ->
 
 def test_unknown_route_and_wrong_method(api: Api, admin: httpx.Client) -> None:
     api_error(admin.get("/no-such-thing"), 404, "NOT_FOUND")
-    api_error(httpx.get(api.root + "/nowhere"), 404, "NOT_FOUND")
+    api_error(plain.get(api.root + "/nowhere"), 404, "NOT_FOUND")
     api_error(admin.request("PATCH", "/auth/login"), 405, "METHOD_NOT_ALLOWED")
 
 
@@ -122,7 +123,7 @@ def test_unexpected_error_is_500_without_internals(make_server, caplog: pytest.L
 
     server = make_server(app_hook=add_failing_route)
     with caplog.at_level(logging.ERROR, logger="casefile.errors"):
-        r = httpx.get(server.root + "/explode")
+        r = plain.get(server.root + "/explode")
     error = api_error(r, 500, "INTERNAL_ERROR")
     assert "hunter2" not in r.text and "Traceback" not in r.text
     assert error["message"] == "An unexpected error occurred"
@@ -132,13 +133,13 @@ def test_unexpected_error_is_500_without_internals(make_server, caplog: pytest.L
 
 def test_unversioned_alias_serves_the_same_handlers(api: Api) -> None:
     token = api.admin_token
-    v1 = httpx.get(api.base + "/users/me", headers={"Authorization": f"Bearer {token}"})
-    alias = httpx.get(api.root + "/api/users/me", headers={"Authorization": f"Bearer {token}"})
+    v1 = plain.get(api.base + "/users/me", headers={"Authorization": f"Bearer {token}"})
+    alias = plain.get(api.root + "/api/users/me", headers={"Authorization": f"Bearer {token}"})
     assert ok(v1) == ok(alias)
 
 
 def test_openapi_and_docs(api: Api) -> None:
-    spec = httpx.get(api.root + "/openapi.json").json()
+    spec = plain.get(api.root + "/openapi.json").json()
     assert "/api/v1/cases" in spec["paths"] and "/api/v1/auth/login" in spec["paths"]
     assert not any(p.startswith("/api/cases") for p in spec["paths"])  # the alias is not listed twice
-    assert httpx.get(api.root + "/docs").status_code == 200
+    assert plain.get(api.root + "/docs").status_code == 200

@@ -7,10 +7,10 @@ import secrets
 import time
 from pathlib import Path
 
-import httpx
 import pytest
 from fastapi import FastAPI
 
+from tests.support import plain
 from tests.support.assertions import api_error, ok
 from tests.support.receivers import receiver_server
 from tests.support.servers import REDIS_URL, make_settings, redis_available, serving
@@ -32,12 +32,12 @@ def test_an_unhandled_error_emits_system_error_once_a_minute(make_server) -> Non
     with receiver_server() as receiver, server.admin() as admin:
         hook = {"name": "ops", "url": receiver.url, "events": ["system.*"], "secret": "s" * 24}
         ok(admin.post("/admin/webhooks", json=hook), 201)
-        first = httpx.get(server.root + "/explode/one")
+        first = plain.get(server.root + "/explode/one")
         api_error(first, 500, "INTERNAL_ERROR")
         # The same error on another id, within the minute: answered the same, not announced again.
         for thing in ("two", "three"):
-            api_error(httpx.get(server.root + f"/explode/{thing}"), 500, "INTERNAL_ERROR")
-        api_error(httpx.get(server.root + "/divide"), 500, "INTERNAL_ERROR")  # a different error
+            api_error(plain.get(server.root + f"/explode/{thing}"), 500, "INTERNAL_ERROR")
+        api_error(plain.get(server.root + "/divide"), 500, "INTERNAL_ERROR")  # a different error
 
         events = wait_until(lambda: (e := server.events("system.error")) and len(e) >= 2 and e, timeout=10)
         assert len(events) == 2
@@ -70,7 +70,7 @@ def test_with_redis_the_minute_holds_across_processes(
     )
     with serving(settings, add_failing_routes) as one, serving(settings, add_failing_routes) as two:
         for server in (one, two, one, two):
-            api_error(httpx.get(server.root + "/explode/x"), 500, "INTERNAL_ERROR")
+            api_error(plain.get(server.root + "/explode/x"), 500, "INTERNAL_ERROR")
         wait_until(lambda: one.events("system.error"), timeout=10)
         time.sleep(1)  # a wrongly duplicated report, written in the background, would land by now
         assert len(one.events("system.error")) == 1

@@ -13,6 +13,7 @@ import httpx
 import pytest
 import trustme
 
+from tests.support import plain
 from tests.support.assertions import auth_error, ok
 from tests.support.processes import Process
 from tests.support.servers import ADMIN_EMAIL, ADMIN_PASSWORD, make_settings
@@ -68,7 +69,7 @@ def test_serves_tls_with_hsts(serve, tmp_path: Path) -> None:
         assert client.get("/cases").headers["strict-transport-security"] == HSTS  # errors too
     # A client that does not trust the certificate is refused by TLS itself.
     with pytest.raises(httpx.ConnectError):
-        httpx.get(server.root + "/healthz")
+        plain.get(server.root + "/healthz")
 
 
 def test_plain_http_has_no_hsts(serve) -> None:
@@ -88,7 +89,7 @@ def test_require_https_behind_a_proxy(serve) -> None:
         body = auth_error(refused, 403, "AUTH_020")
         assert "https" in body["error_description"].lower()
         # The health check answers whatever the scheme: load balancers probe it over plain HTTP.
-        assert httpx.get(server.root + "/healthz", headers=via_proxy_http).status_code == 200
+        assert plain.get(server.root + "/healthz", headers=via_proxy_http).status_code == 200
         # Forwarded as HTTPS by the trusted proxy: served, with HSTS.
         accepted = client.post(
             "/auth/login", json={"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD}, headers=via_proxy_https
@@ -113,13 +114,13 @@ def test_require_https_refuses_plain_http_from_another_address(serve) -> None:
     server = serve(host="0.0.0.0", require_https=True)  # reachable from off loopback
     outside = f"http://{address}:{server.port}"
     # Without --proxy-headers, a client's claim to be forwarded over HTTPS is not believed.
-    refused = httpx.post(
+    refused = plain.post(
         outside + "/api/v1/auth/login",
         json={"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD},
         headers={"X-Forwarded-Proto": "https"},
     )
     auth_error(refused, 403, "AUTH_020")
     assert "strict-transport-security" not in refused.headers
-    assert httpx.get(outside + "/healthz").status_code == 200
+    assert plain.get(outside + "/healthz").status_code == 200
     with httpx.Client(base_url=f"http://127.0.0.1:{server.port}/api/v1") as local:
         ok(login(local))
