@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
+from casefile.documents.sniff import HEAD_BYTES
 from tests.support import plain
 from tests.support.assertions import api_error, auth_error, details, ok
 from tests.support.factories import TEXT, new_case, upload
@@ -20,6 +21,7 @@ from tests.support.servers import Api
 
 PDF = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n"
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + b"\x00" * 64
+REAL_DOCS = Path(__file__).parent.parent / "ai" / "real" / "docs"
 EXE = b"MZ\x90\x00\x03\x00\x00\x00\x04\x00\x00\x00\xff\xff\x00\x00" + b"\x00" * 200
 
 
@@ -143,6 +145,17 @@ def test_type_is_detected_from_the_bytes(
     admin: httpx.Client, case, content: bytes, name: str, expected: str
 ) -> None:
     assert ok(upload(admin, case["id"], content, name), 201)["file_type"] == expected
+
+
+def test_a_text_file_in_a_legacy_charset_is_accepted_as_text(admin: httpx.Client, case) -> None:
+    """A real decision stored in Windows-1252 by its source (`§` is byte 0xA7: not UTF-8); it is
+    kept byte for byte. Repeated past the sample the type is detected from, it is still text."""
+    decision = (REAL_DOCS / "j01.txt").read_text(encoding="utf-8").encode("cp1252")
+    assert b"\xa7" in decision
+    for content in (decision, decision * (HEAD_BYTES // len(decision) + 2)):
+        document = ok(upload(admin, case["id"], content, "bva-decision.txt"), 201)
+        assert document["file_type"] == "text/plain"
+        assert admin.get(f"/documents/{document['id']}/content").content == content
 
 
 def _assert_nothing_kept(storage: Storage, before: tuple[int, int, set[Path]]) -> None:

@@ -2,15 +2,18 @@
 Content-Type.
 
 Binary formats are recognised by their signatures (the `filetype` library, which also tells the
-zip-based DOCX, XLSX and ODT apart from a plain zip). Text is text when it decodes as UTF-8 without
-control characters; its subtype comes from the bytes where they can tell (HTML, e-mail), and from
-the file name only for formats that are plain text underneath (Markdown, CSV).
+zip-based DOCX, XLSX and ODT apart from a plain zip). Text is text when it decodes without control
+characters as UTF-8 or, for files from older systems (Windows-1252, Latin-1), in the single-byte
+charset `charset-normalizer` finds clean (the AI pipeline decodes it the same way:
+`nlp.extract.pages.decode_text`). Its subtype comes from the bytes where they can tell (HTML,
+e-mail), and from the file name only for formats that are plain text underneath (Markdown, CSV).
 """
 
 from __future__ import annotations
 
 import re
 
+import charset_normalizer
 import filetype
 
 HEAD_BYTES = 64 * 1024
@@ -51,9 +54,19 @@ def _is_text(head: bytes, complete: bool) -> bool:
     except UnicodeDecodeError as exc:
         # A multi-byte character cut by the end of the sample is not an error.
         if complete or exc.start < len(head) - 3:
-            return False
+            return _is_legacy_text(head)
         text = head[: exc.start].decode("utf-8")
     return not _CONTROL.search(text)
+
+
+def _is_legacy_text(head: bytes) -> bool:
+    """Text in a legacy single-byte charset: one that `charset-normalizer` finds readable (its
+    "chaos" under its default threshold), with no control characters once decoded. Binary data
+    fails one or the other: it is full of control bytes, and what is left is not language."""
+    best = charset_normalizer.from_bytes(head).best()
+    if best is None or best.encoding.startswith(("utf_16", "utf_32")):
+        return False
+    return not _CONTROL.search(str(best))
 
 
 def detect(head: bytes, file_name: str, *, complete: bool) -> str | None:
