@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends, Request
 
+from casefile.ai.router import admin_router as ai_admin_router
 from casefile.api_keys.router import router as api_keys_router
 from casefile.audit.router import router as audit_router
 from casefile.auth.dependencies import require_admin
@@ -28,6 +29,7 @@ def build_admin_router() -> APIRouter:
         groups_router,
         audit_router,
         trash_router,
+        ai_admin_router,
     )
     for domain_router in domain_routers:
         router.include_router(domain_router, dependencies=[QueryCheck])

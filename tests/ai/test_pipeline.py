@@ -234,6 +234,34 @@ def test_turning_ai_off_skips_new_uploads_and_refuses_reprocessing(ai_server: Ap
         assert wait_processed(admin, document["id"])["processing_status"] == "completed"
 
 
+def test_documents_skipped_while_ai_was_off_are_reprocessed_in_batches(ai_server: Api) -> None:
+    decision = (Path(__file__).parent / "real" / "docs" / "j01.txt").read_bytes()
+    with ai_server.admin() as admin:
+        ok(admin.patch("/admin/config", json={"ai": {"enabled": False}}))
+        case_id = new_case(admin)["id"]
+        skipped = [upload(admin, case_id, decision, f"decision-{n}.txt")["id"] for n in range(3)]
+        trashed_case = new_case(admin)["id"]
+        upload(admin, trashed_case, decision, "in-the-trash.txt")
+        ok(admin.delete(f"/cases/{trashed_case}"))
+        # Refused while AI is off, and for a status that is not final.
+        api_error(admin.post("/admin/ai/reprocess", params={"status": "skipped"}), 409, "CONFLICT")
+        ok(admin.patch("/admin/config", json={"ai": {"enabled": True}}))
+        api_error(admin.post("/admin/ai/reprocess", params={"status": "completed"}), 422, "VALIDATION_ERROR")
+
+        first = ok(admin.post("/admin/ai/reprocess", params={"status": "skipped", "limit": 2}), 202)
+        assert first == {"queued": 2, "remaining": 1}
+        # The case in the trash is left alone: nothing remains once the live case's three are queued.
+        assert ok(admin.post("/admin/ai/reprocess", params={"status": "skipped"}), 202) == {
+            "queued": 1,
+            "remaining": 0,
+        }
+        for document_id in skipped:
+            assert wait_processed(admin, document_id)["processing_status"] == "completed"
+    _, token = ai_server.make_user("attorney")
+    with ai_server.client(token=token) as attorney:
+        assert attorney.post("/admin/ai/reprocess", params={"status": "skipped"}).status_code == 403
+
+
 def test_permissions_for_ai_requests(ai_server: Api) -> None:
     _, viewer_token = ai_server.make_user("viewer")
     with ai_server.admin() as admin:

@@ -1,15 +1,15 @@
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Query
 from fastapi.responses import JSONResponse
 
 from casefile import envelope
 from casefile.ai import service
 from casefile.ai.models import AiJob
-from casefile.ai.schemas import JobOut, JobStatusOut
-from casefile.auth.dependencies import RuntimeDep, SessionDep
+from casefile.ai.schemas import JobOut, JobStatusOut, ReprocessOut
+from casefile.auth.dependencies import AdminPrincipal, RuntimeDep, SessionDep
 from casefile.cases.access import case_for
 from casefile.cases.dependencies import CasesWrite, CaseToWrite
 from casefile.documents.dependencies import DocumentsRead, DocumentsWrite, DocumentToWrite
@@ -17,6 +17,8 @@ from casefile.envelope import Envelope, PageEnvelope
 from casefile.listing import ListQuery, list_query
 
 router = APIRouter(tags=["ai"])
+# Included under /admin (casefile.admin): administrators only.
+admin_router = APIRouter(tags=["ai"])
 
 
 def _accepted(job: AiJob) -> JSONResponse:
@@ -60,3 +62,21 @@ async def list_case_jobs(
     `kind`, `document_id`."""
     case = await case_for(session, principal, case_id)
     return envelope.listed(await service.list_jobs(session, case, query), query, JobStatusOut.dump)
+
+
+@admin_router.post("/ai/reprocess", response_model=Envelope[ReprocessOut], status_code=202)
+async def reprocess_documents(
+    principal: AdminPrincipal,
+    session: SessionDep,
+    runtime: RuntimeDep,
+    status: Annotated[
+        Literal["skipped", "failed"],
+        Query(description="`skipped`: arrived while AI was off (or without OCR); `failed`: gave up"),
+    ],
+    limit: Annotated[int, Query(ge=1, le=service.REPROCESS_BATCH)] = service.REPROCESS_BATCH,
+) -> JSONResponse:
+    """Queue the documents in `status` for the AI pipeline again, oldest first, at most `limit` per
+    call; `remaining` says how many are left (call again until it is 0). Documents in the trash,
+    or in a case in the trash, are left alone."""
+    queued, remaining = await service.reprocess(session, runtime, principal, status, limit)
+    return envelope.ok(ReprocessOut(queued=queued, remaining=remaining).model_dump(), status_code=202)

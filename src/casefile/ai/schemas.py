@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import Field, WithJsonSchema
+from pydantic import BaseModel, Field, WithJsonSchema
 
 from casefile.schemas import OutModel, Timestamp
 
@@ -111,3 +111,8 @@ class JobStatusOut(OutModel):
     started_at: Timestamp | None
     finished_at: Timestamp | None
     error: str | None = Field(validation_alias="last_error")
+
+
+class ReprocessOut(BaseModel):
+    queued: int = Field(description="Documents queued by this call (now `pending`)")
+    remaining: int = Field(description="Documents still in the status asked for: call again for them")

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.ai import jobs
 from casefile.ai.models import JOB_KINDS, JOB_STATUSES, AiJob
 from casefile.ai.schemas import JobStatusOut
 from casefile.auth.permissions import Principal
-from casefile.cases.access import CaseNotVisible, case_for
+from casefile.cases.access import CaseNotVisible, case_for, not_trashed
 from casefile.cases.models import Case
 from casefile.config.service import load as load_config
 from casefile.db import get_or_404
 from casefile.documents.models import Document
+from casefile.documents.models import not_trashed as document_not_trashed
 from casefile.errors import Conflict
 from casefile.listing import ListQuery, ListSpec, fetch_page
 from casefile.runtime import Runtime
@@ -27,6 +29,12 @@ async def process_document(
     session: AsyncSession, runtime: Runtime, actor: Principal, document: Document
 ) -> AiJob:
     await _require_ai_enabled(session, runtime)
+    return await _queue_document(session, runtime, actor, document)
+
+
+async def _queue_document(
+    session: AsyncSession, runtime: Runtime, actor: Principal, document: Document
+) -> AiJob:
     job = await jobs.enqueue(
         session,
         runtime,
@@ -47,6 +55,32 @@ async def summarize_case(session: AsyncSession, runtime: Runtime, actor: Princip
     return await jobs.enqueue(
         session, runtime, kind="case", case_id=case.id, document_id=None, requested_by=actor.actor_id
     )
+
+
+# Documents whose processing ended without analysis, and can be asked again: `skipped` (AI was off
+# when they arrived, or no OCR was installed) and `failed` (attempts used up).
+REPROCESSABLE = ("skipped", "failed")
+REPROCESS_BATCH = 500
+
+
+async def reprocess(
+    session: AsyncSession, runtime: Runtime, actor: Principal, status: str, limit: int
+) -> tuple[int, int]:
+    """Queue up to `limit` documents in `status` (oldest first), across every case not in the
+    trash; return how many were queued and how many are left in that status. Queued documents
+    turn `pending`, so asking again takes the next ones."""
+    await _require_ai_enabled(session, runtime)
+    matching = (
+        select(Document)
+        .join(Case, Case.id == Document.case_id)
+        .where(Document.processing_status == status, document_not_trashed(), not_trashed())
+    )
+    documents = (await session.scalars(matching.order_by(Document.id).limit(limit))).all()
+    for document in documents:
+        await _queue_document(session, runtime, actor, document)
+    await session.flush()
+    left = await session.scalar(select(func.count()).select_from(matching.subquery()))
+    return len(documents), left or 0
 
 
 JOB_LIST = ListSpec(
