@@ -234,6 +234,40 @@ def test_turning_ai_off_skips_new_uploads_and_refuses_reprocessing(ai_server: Ap
         assert wait_processed(admin, document["id"])["processing_status"] == "completed"
 
 
+def test_a_case_summary_says_when_a_document_it_quotes_is_gone(ai_server: Api) -> None:
+    real = Path(__file__).parent / "real" / "docs"
+    with ai_server.admin() as admin:
+        case_id = new_case(admin)["id"]
+        kept = upload(admin, case_id, (real / "j01.txt").read_bytes(), "decision.txt")
+        deleted = upload(admin, case_id, (real / "c01.txt").read_bytes(), "contract.txt")
+        for document in (kept, deleted):
+            wait_processed(admin, document["id"])
+
+        def summary() -> dict[str, Any]:
+            return dict(ok(admin.get(f"/cases/{case_id}"))["ai"] or {})
+
+        def summarized() -> dict[str, Any]:
+            done = len(ai_server.events("ai.processing_completed", case_id=case_id, kind="case"))
+            ok(admin.post(f"/cases/{case_id}/summarize"), 202)
+            wait_until(
+                lambda: len(ai_server.events("ai.processing_completed", case_id=case_id, kind="case")) > done,
+                timeout=120,
+            )
+            return summary()
+
+        assert "stale" not in summarized()
+        # The same text through the same pipeline again: the summary still matches it.
+        ok(admin.post(f"/documents/{kept['id']}/process"), 202)
+        processed = ai_server.events
+        wait_until(lambda: len(processed("document.processed", document_id=kept["id"])) == 2, timeout=120)
+        assert "stale" not in summary()
+
+        ok(admin.delete(f"/documents/{deleted['id']}"))
+        stale = summary()
+        assert stale["stale"] is True and stale["stale_reason"] == "document_deleted"
+        assert "stale" not in summarized()  # made again, from the documents left
+
+
 def test_documents_skipped_while_ai_was_off_are_reprocessed_in_batches(ai_server: Api) -> None:
     decision = (Path(__file__).parent / "real" / "docs" / "j01.txt").read_bytes()
     with ai_server.admin() as admin:

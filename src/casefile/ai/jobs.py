@@ -18,6 +18,7 @@ from sqlalchemy import exists, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.ai.models import AiJob
+from casefile.cases.models import Case
 from casefile.clock import utcnow
 from casefile.db import after_commit
 from casefile.documents.models import Document, not_trashed
@@ -197,3 +198,24 @@ async def processed_documents(session: AsyncSession, case_id: str) -> list[tuple
         .order_by(Document.uploaded_at, Document.id)
     )
     return [(row.id, row.title, row.ai) for row in rows if row.ai]
+
+
+async def mark_summary_stale(session: AsyncSession, document: Document, reason: str) -> None:
+    """The case summary quotes the documents it was made from. When one of them leaves (`deleted`)
+    or comes back from the pipeline with other text or another pipeline version (`reprocessed`),
+    the summary says it no longer matches them: `ai.stale` and `ai.stale_reason`, until the case is
+    summarized again. (Processing again the same text with the same pipeline changes nothing.)"""
+    case = await session.get(Case, document.case_id)
+    if case is None or not case.ai or case.ai.get("stale"):
+        return
+    made_from = {
+        source.get("document_id"): (source.get("pipeline_version"), source.get("text_sha256"))
+        for source in case.ai.get("provenance", {}).get("documents", [])
+    }
+    if document.id not in made_from:
+        return
+    if reason == "reprocessed":
+        provenance = (document.ai or {}).get("provenance", {})
+        if made_from[document.id] == (provenance.get("pipeline_version"), provenance.get("text_sha256")):
+            return
+    case.ai = {**case.ai, "stale": True, "stale_reason": f"document_{reason}"}

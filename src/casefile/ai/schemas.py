@@ -87,6 +87,11 @@ CASE_AI_SCHEMA: dict[str, Any] = {
             ),
         ),
         processed_at={"type": "string", "format": "date-time"},
+        stale={
+            "type": "boolean",
+            "description": "Set when a document it was made from was deleted or processed again since",
+        },
+        stale_reason={"type": "string", "enum": ["document_deleted", "document_reprocessed"]},
     ),
     "title": "CaseAi",
     "description": "The case summary of `POST /cases/{id}/summarize`; null until it has run.",

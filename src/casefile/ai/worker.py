@@ -194,6 +194,7 @@ class AiWorker:
             else:
                 document.ai = {"skipped_reason": skipped, "processed_at": format_timestamp(utcnow())}
                 document.processing_status = "skipped"
+            await jobs.mark_summary_stale(session, document, "reprocessed")
             await self._completed(session, job, document.processing_status, started)
             await emit(session, "document.processed", catalogue.document_processed(document))
 

@@ -279,6 +279,8 @@ async def trash_documents(
         document.deleted_at = at
         document.deleted_by = actor.actor_id
         document.deleted_with_case = with_case
+        if not with_case:  # a case in the trash takes its summary with it
+            await ai_jobs.mark_summary_stale(session, document, "deleted")
         await emit(session, "document.deleted", catalogue.document_deleted(document, actor.actor_id, reason))
     await session.flush()
 
