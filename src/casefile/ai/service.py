@@ -14,7 +14,7 @@ from casefile.config.service import load as load_config
 from casefile.db import get_or_404
 from casefile.documents.models import Document
 from casefile.errors import Conflict
-from casefile.listing import ListQuery, ListSpec, fetch_page
+from casefile.listing import ListQuery, ListSpec, Page, fetch_page
 from casefile.runtime import Runtime
 
 
@@ -70,5 +70,5 @@ async def job_for(session: AsyncSession, principal: Principal, job_id: str) -> A
     return job
 
 
-async def list_jobs(session: AsyncSession, case: Case, query: ListQuery) -> tuple[list[AiJob], int]:
+async def list_jobs(session: AsyncSession, case: Case, query: ListQuery) -> Page[AiJob]:
     return await fetch_page(session, JOB_LIST, query, conditions=[AiJob.case_id == case.id])
