@@ -91,7 +91,7 @@ def test_ties_are_broken_by_id(admin: httpx.Client, tied) -> None:
 
 
 def test_a_filtered_walk(admin: httpx.Client, tied) -> None:
-    tag, made = tied
+    tag, _ = tied
     params = {"search": tag, "status": "closed", "sort": "title", "order": "asc", "limit": 1}
     by_cursor, metas = walk_by_cursor(admin, "/cases", **params)
     assert by_cursor == walk_by_page(admin, "/cases", **params)[0]
