@@ -334,39 +334,117 @@ async def fetch_page(
     if query.search_words is not None and spec.search is not None:
         where.append(spec.search(session, query.search_words) if query.search_words else false())
 
-    sort_column, tiebreak = spec.sortable[query.sort], spec.tiebreak
-    descending = query.order == "desc"
-    nullable = _nullable(sort_column)
-    keyset = list(where)
-    if query.after is not None:
-        keyset.append(_after(sort_column, tiebreak, query.after, descending=descending, nullable=nullable))
-    statement: Select[Any] = (
-        select(spec.model, sort_column.label("_sort_key"))
-        .where(*keyset)
-        .order_by(
-            _ordering(sort_column, descending, nullable), tiebreak.desc() if descending else tiebreak.asc()
-        )
-        .limit(query.limit + 1)
-        .options(*options)
-    )
-    if query.after is None and query.offset:
-        statement = statement.offset(query.offset)
-    found = (await session.execute(statement)).all()
-    has_next = len(found) > query.limit
-    found = found[: query.limit]
-    rows = [row[0] for row in found]
-    next_cursor = (
-        _encode_list_cursor(query, found[-1][1], getattr(rows[-1], tiebreak.key)) if has_next else None
-    )
+    page = _Paging(spec, query, where, options)
+    if query.search_words:
+        # A search is the costly condition (a full-text index scan, then every matching row read):
+        # match once, and take both the total and the page's keys from those matches.
+        found = await page.from_matches(session)
+        if isinstance(found, Page):
+            return found
+        return await page.directly(session, known_total=found)
+    return await page.directly(session)
 
-    if query.after is None and not has_next and (rows or not query.offset):
-        # The last page by offset: everything before it and on it is the total, no count needed.
-        return Page(rows, query.offset + len(rows), True, None)
-    # The count reads at most TOTAL_CAP + 1 matching rows, however many there are.
-    capped = select(literal(1)).select_from(spec.model).where(*where).limit(TOTAL_CAP + 1).subquery()
-    counted = await session.scalar(select(func.count()).select_from(capped)) or 0
-    exact = counted <= TOTAL_CAP
-    return Page(rows, counted if exact else TOTAL_CAP, exact, next_cursor)
+
+class _Paging:
+    """The statements of one `fetch_page`."""
+
+    def __init__(
+        self,
+        spec: ListSpec,
+        query: ListQuery,
+        where: list[ColumnElement[bool] | TextClause],
+        options: Sequence[Any],
+    ) -> None:
+        self.spec, self.query, self.where, self.options = spec, query, where, options
+        self.sort_column, self.tiebreak = spec.sortable[query.sort], spec.tiebreak
+        self.descending = query.order == "desc"
+        self.nullable = _nullable(self.sort_column)
+
+    def order_by(self, key: Any, row_id: Any) -> tuple[ColumnElement[Any], ...]:
+        return (
+            _ordering(key, self.descending, self.nullable),
+            row_id.desc() if self.descending else row_id.asc(),
+        )
+
+    def after(self, key: Any, row_id: Any) -> list[ColumnElement[bool]]:
+        after = self.query.after
+        if after is None:
+            return []
+        return [_after(key, row_id, after, descending=self.descending, nullable=self.nullable)]
+
+    def rows(self) -> Select[Any]:
+        return select(self.spec.model, self.sort_column.label("_sort_key")).options(*self.options)
+
+    def result(self, found: Sequence[Any], total: int, exact: bool) -> Page[Any]:
+        has_next = len(found) > self.query.limit
+        found = found[: self.query.limit]
+        rows = [row[0] for row in found]
+        next_cursor = (
+            _encode_list_cursor(self.query, found[-1][1], getattr(rows[-1], self.tiebreak.key))
+            if has_next
+            else None
+        )
+        return Page(rows, total, exact, next_cursor)
+
+    def offset(self, statement: Select[Any]) -> Select[Any]:
+        query = self.query
+        return statement.offset(query.offset) if query.after is None and query.offset else statement
+
+    async def directly(self, session: AsyncSession, known_total: int | None = None) -> Page[Any]:
+        """The page by its sort key (an index on it answers), then the total if the page does
+        not tell it and it is not `known_total` (counted already, capped)."""
+        query = self.query
+        statement = (
+            self.rows()
+            .where(*self.where, *self.after(self.sort_column, self.tiebreak))
+            .order_by(*self.order_by(self.sort_column, self.tiebreak))
+            .limit(query.limit + 1)
+        )
+        found = (await session.execute(self.offset(statement))).all()
+        seen = query.offset + len(found)
+        if query.after is None and len(found) <= query.limit and (found or not query.offset):
+            # The last page by offset: everything before it and on it is the total, no count needed
+            # (above the cap, the same lower bound as every other page says).
+            return self.result(found, min(seen, TOTAL_CAP), seen <= TOTAL_CAP)
+        if known_total is not None:
+            return self.result(found, min(known_total, TOTAL_CAP), known_total <= TOTAL_CAP)
+        # The count reads at most TOTAL_CAP + 1 matching rows, however many there are.
+        capped = select(literal(1)).select_from(self.spec.model).where(*self.where).limit(TOTAL_CAP + 1)
+        counted = await session.scalar(select(func.count()).select_from(capped.subquery())) or 0
+        return self.result(found, min(counted, TOTAL_CAP), counted <= TOTAL_CAP)
+
+    async def from_matches(self, session: AsyncSession) -> Page[Any] | int | None:
+        """At most TOTAL_CAP + 1 matches (id and sort key only), counted, and the page's keys
+        taken from them; when there are no more than TOTAL_CAP that is the page, and its rows are
+        read by id. Else the count (more matches than TOTAL_CAP: the page must be found among
+        all of them), or None when no match is on this page to carry the count."""
+        query = self.query
+        matched = (
+            select(self.tiebreak.label("id"), self.sort_column.label("key"))
+            .select_from(self.spec.model)
+            .where(*self.where)
+            .limit(TOTAL_CAP + 1)
+            .subquery("matched")
+        )
+        counted = select(matched.c.id, matched.c.key, func.count().over().label("n")).subquery("counted")
+        keys = self.offset(
+            select(counted.c.id, counted.c.n)
+            .where(*self.after(counted.c.key, counted.c.id))
+            .order_by(*self.order_by(counted.c.key, counted.c.id))
+            .limit(query.limit + 1)
+        )
+        found_keys = (await session.execute(keys)).all()
+        if not found_keys:
+            return None
+        if found_keys[0].n > TOTAL_CAP:
+            return int(found_keys[0].n)
+        statement = (
+            self.rows()
+            .where(self.tiebreak.in_([row.id for row in found_keys]))
+            .order_by(*self.order_by(self.sort_column, self.tiebreak))
+        )
+        found = (await session.execute(statement)).all()
+        return self.result(found, found_keys[0].n, True)
 
 
 def _nullable(expression: ColumnElement[Any] | InstrumentedAttribute[Any]) -> bool:
@@ -387,7 +465,7 @@ def _ordering(
 
 def _after(
     column: ColumnElement[Any] | InstrumentedAttribute[Any],
-    tiebreak: InstrumentedAttribute[Any],
+    tiebreak: ColumnElement[Any] | InstrumentedAttribute[Any],
     after: After,
     *,
     descending: bool,
