@@ -70,9 +70,14 @@ def paginated(
         "limit": limit,
         "total": total,
         "pages": math.ceil(total / limit) if total else 0,
-        "total_exact": total_exact,
-        "next_cursor": next_cursor,
     }
+    # Only when they say something: the contract's pagination is exactly {page, limit, total,
+    # pages}, and so it stays on a last page whose total is exact (the conformance suite compares
+    # it whole). Absent `total_exact` means true, absent `next_cursor` means no next page.
+    if not total_exact:
+        body_meta["pagination"]["total_exact"] = False
+    if next_cursor is not None:
+        body_meta["pagination"]["next_cursor"] = next_cursor
     return JSONResponse({"success": True, "data": items, "meta": body_meta})
 
 
@@ -115,10 +120,14 @@ class Pagination(BaseModel):
         f"{TOTAL_CAP} with `total_exact: false`"
     )
     pages: int = Field(description="ceil(total / limit): a lower bound too when `total_exact` is false")
-    total_exact: bool = Field(description=f"false when there are more than {TOTAL_CAP:,} matches")
+    total_exact: bool = Field(
+        default=True,
+        description=f"Present (false) only when there are more than {TOTAL_CAP:,} matches",
+    )
     next_cursor: str | None = Field(
-        description="Pass as `cursor` (with the same sort, order, filters and search) for the next "
-        "page, by key rather than offset; null on the last page"
+        default=None,
+        description="Present when there is a next page: pass it as `cursor` (with the same sort, "
+        "order, filters and search) for that page, by key rather than offset",
     )
 
 

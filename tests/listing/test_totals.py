@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from sqlalchemy import delete, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile.envelope import paginated
 from casefile.groups.models import Group
 from casefile.groups.service import GROUP_LIST
 from casefile.listing import TOTAL_CAP, ListQuery, fetch_page
@@ -63,3 +66,18 @@ async def test_a_short_list_is_counted_without_a_count(db_session: AsyncSession)
         (0, 7, True),
     ]
     assert [p.next_cursor is not None for p in pages] == [True, True, False, False]
+
+
+def test_the_meta_says_so_only_when_it_applies() -> None:
+    def pagination(**kw: object) -> dict:
+        return json.loads(paginated([], page=1, limit=20, **kw).body)["meta"]["pagination"]  # type: ignore[arg-type]
+
+    assert pagination(total=7) == {"page": 1, "limit": 20, "total": 7, "pages": 1}
+    assert pagination(total=TOTAL_CAP, total_exact=False, next_cursor="abc") == {
+        "page": 1,
+        "limit": 20,
+        "total": TOTAL_CAP,
+        "pages": TOTAL_CAP // 20,
+        "total_exact": False,
+        "next_cursor": "abc",
+    }
