@@ -59,7 +59,10 @@ RESULTS_DIR = ROOT / "bench" / "results"
 DEFAULT_URL = "postgresql://postgres@127.0.0.1/casefile_bench"
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", ""})
 API = "/api/v1"
-TARGET_MS = 100.0
+# Issue 16: every kind p95 < 50 ms (it was "well under 100 ms" before totals were capped).
+TARGET_MS = 50.0
+# `deep_page` walks here by cursor once before timing (page 500 of 20: OFFSET 9980 otherwise).
+DEEP_PAGE = 500
 ADMIN_EMAIL = "bench-admin@bench.test"
 IDLE_BUSY_PERCENT = 20.0
 CONTENDED_PERCENT = 10.0
@@ -922,13 +925,50 @@ def build_kinds(case_numbers: list[str], rng: random.Random) -> list[Kind]:
         ),
         Kind("list_all", "plain list, no search, page 1", [dict(base)]),
         Kind("list_closed", "plain list, status=closed, page 1", [{**base, "status": "closed"}]),
-        Kind("deep_page", "plain list, no search, page 500", [{**base, "page": "500"}]),
+        # Deep pages go by cursor (`meta.pagination.next_cursor`): the cursor of page 500 is
+        # found by walking there once before timing (resolve_cursors).
+        Kind("deep_page", "plain list, page 500 by cursor", [{**base, "cursor": f"@page{DEEP_PAGE}"}]),
+        # The same page by OFFSET, for comparison with earlier runs.
+        Kind("deep_offset", "plain list, page 500 by OFFSET", [{**base, "page": str(DEEP_PAGE)}]),
     ]
+
+
+def resolve_cursors(client: httpx.Client, kinds: list[Kind], deadline: Deadline) -> list[Kind]:
+    """Replace a `cursor=@pageN` placeholder with the real cursor of page N, found by following
+    `next_cursor` from page 1 with the same parameters (untimed)."""
+    resolved = []
+    for kind in kinds:
+        params = []
+        for original in kind.params:
+            p = original
+            if p.get("cursor", "").startswith("@page"):
+                target = int(p["cursor"].removeprefix("@page"))
+                walk = {k: v for k, v in p.items() if k not in ("cursor", "page")}
+                cursor = None
+                for _ in range(target - 1):
+                    deadline.check("walking to a deep page")
+                    response = client.get(
+                        f"{API}/cases", params={**walk, **({"cursor": cursor} if cursor else {})}
+                    )
+                    if response.status_code != 200:
+                        raise BenchError(
+                            f"GET /cases {walk} -> {response.status_code}: {response.text[:500]}"
+                        )
+                    cursor = response.json()["meta"]["pagination"]["next_cursor"]
+                    if cursor is None:
+                        raise BenchError(f"the list ends before page {target}")
+                log(f"{kind.name}: cursor of page {target} found")
+                p = {**walk, "cursor": cursor}
+            params.append(p)
+        resolved.append(Kind(kind.name, kind.description, params))
+    return resolved
 
 
 def describe(params: dict[str, str]) -> str:
     shown = {
-        k: v for k, v in params.items() if k not in ("sort", "order", "limit") and (k, v) != ("page", "1")
+        k: (v if k != "cursor" else v[:12] + "…")
+        for k, v in params.items()
+        if k not in ("sort", "order", "limit") and (k, v) != ("page", "1")
     }
     return "&".join(f"{k}={v}" for k, v in shown.items()) or "(no parameters)"
 
@@ -1192,7 +1232,8 @@ def listing_sql(params: dict[str, str]) -> tuple[str, str, list[Any]]:
         values.append(" & ".join(f"{w}:*" for w in search_words(params["search"])))
         where.append(f"cases.search_vector @@ to_tsquery('simple', ${len(values)})")
     where_sql = f" WHERE {' AND '.join(where)}" if where else ""
-    count_sql = f"SELECT count(*) AS count_1 FROM cases{where_sql}"
+    # Capped as casefile.listing does: at most 10,001 matches are read (total_exact beyond).
+    count_sql = f"SELECT count(*) AS count_1 FROM (SELECT 1 FROM cases{where_sql} LIMIT 10001) AS capped"
     limit, page = int(params.get("limit", "20")), int(params.get("page", "1"))
     values_page = [*values, limit, (page - 1) * limit]
     n = len(values)
@@ -1484,6 +1525,7 @@ def run(args: argparse.Namespace, target: Target, deadline: Deadline, started_at
             httpx.Client(base_url=server.base_url, trust_env=False, timeout=60) as client,
         ):
             client.headers["Authorization"] = f"Bearer {login(client, server)}"
+            kinds = resolve_cursors(client, kinds, deadline)
             idle_check = check_machine_idle(args.wait_idle, deadline)
             mine = Mine(frozenset({os.getpid(), server.process.pid}), target.name)
             for kind in kinds:
@@ -1491,7 +1533,12 @@ def run(args: argparse.Namespace, target: Target, deadline: Deadline, started_at
 
         summaries = [r.summary() for r in results]
         log("EXPLAIN (ANALYZE, BUFFERS) of the listing SQL, one query per kind")
-        chosen = [(k.name, k.params[min(args.warmup, len(k.params) - 1)]) for k in kinds]
+        # The EXPLAIN's SQL (listing_sql) has no keyset condition: cursor kinds are left out.
+        chosen = [
+            (k.name, k.params[min(args.warmup, len(k.params) - 1)])
+            for k in kinds
+            if not any("cursor" in p for p in k.params)
+        ]
         with database_settings(target, settings, deadline):
             explains = asyncio.run(explain_all(target, chosen, deadline))
 

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any, Generic, TypeVar
 
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from casefile.clock import format_timestamp, new_id, utcnow
-from casefile.listing import ListQuery, project
+from casefile.listing import TOTAL_CAP, ListQuery, Page, RowT, project
 
 REQUEST_ID_HEADER = "X-Request-ID"
 # A caller's own X-Request-ID comes back under this name; it is never our id (contract §2).
@@ -55,7 +55,15 @@ def deleted(resource_id: str) -> JSONResponse:
     return ok({"id": resource_id, "deleted": True})
 
 
-def paginated(items: list[dict[str, Any]], *, page: int, limit: int, total: int) -> JSONResponse:
+def paginated(
+    items: list[dict[str, Any]],
+    *,
+    page: int,
+    limit: int,
+    total: int,
+    total_exact: bool = True,
+    next_cursor: str | None = None,
+) -> JSONResponse:
     body_meta = meta()
     body_meta["pagination"] = {
         "page": page,
@@ -63,6 +71,13 @@ def paginated(items: list[dict[str, Any]], *, page: int, limit: int, total: int)
         "total": total,
         "pages": math.ceil(total / limit) if total else 0,
     }
+    # Only when they say something: the contract's pagination is exactly {page, limit, total,
+    # pages}, and so it stays on a last page whose total is exact (the conformance suite compares
+    # it whole). Absent `total_exact` means true, absent `next_cursor` means no next page.
+    if not total_exact:
+        body_meta["pagination"]["total_exact"] = False
+    if next_cursor is not None:
+        body_meta["pagination"]["next_cursor"] = next_cursor
     return JSONResponse({"success": True, "data": items, "meta": body_meta})
 
 
@@ -73,17 +88,18 @@ def cursor_paginated(items: list[dict[str, Any]], *, limit: int, next_cursor: st
     return JSONResponse({"success": True, "data": items, "meta": body_meta})
 
 
-RowT = TypeVar("RowT")
-
-
-def listed(
-    page: tuple[Iterable[RowT], int], query: ListQuery, dump: Callable[[RowT], dict[str, Any]]
-) -> JSONResponse:
-    """One page of a list endpoint, from `(rows, total)`: each row dumped, and cut down to the
+def listed(page: Page[RowT], query: ListQuery, dump: Callable[[RowT], dict[str, Any]]) -> JSONResponse:
+    """One page of a list endpoint (`listing.fetch_page`): each row dumped, and cut down to the
     `fields` asked for."""
-    rows, total = page
-    items = [project(dump(row), query.fields) for row in rows]
-    return paginated(items, page=query.page, limit=query.limit, total=total)
+    items = [project(dump(row), query.fields) for row in page.rows]
+    return paginated(
+        items,
+        page=query.page,
+        limit=query.limit,
+        total=page.total,
+        total_exact=page.total_exact,
+        next_cursor=page.next_cursor,
+    )
 
 
 # Shapes for the OpenAPI document. Handlers build the JSON themselves (so `fields` can trim it)
@@ -99,8 +115,20 @@ class Meta(BaseModel):
 class Pagination(BaseModel):
     page: int
     limit: int
-    total: int
-    pages: int
+    total: int = Field(
+        description=f"Matching items: exact up to {TOTAL_CAP:,}; above that the lower bound "
+        f"{TOTAL_CAP} with `total_exact: false`"
+    )
+    pages: int = Field(description="ceil(total / limit): a lower bound too when `total_exact` is false")
+    total_exact: bool = Field(
+        default=True,
+        description=f"Present (false) only when there are more than {TOTAL_CAP:,} matches",
+    )
+    next_cursor: str | None = Field(
+        default=None,
+        description="Present when there is a next page: pass it as `cursor` (with the same sort, "
+        "order, filters and search) for that page, by key rather than offset",
+    )
 
 
 class PageMeta(Meta):

@@ -4,6 +4,11 @@ A resource describes itself once with a `ListSpec`; `list_query(spec)` makes the
 (documented parameters included) and `fetch_page` runs the two queries (rows and total) with the
 same conditions. Every list endpoint goes through here (docs/api-conventions.md#lists).
 
+Totals are exact up to `TOTAL_CAP` matches and the lower bound `TOTAL_CAP` above it
+(`total_exact: false`): counting a million matches costs hundreds of milliseconds, counting at
+most 10,001 a few. Every page also gives `next_cursor`, the page after it by key (the sort key and
+the id, "after this row") rather than by OFFSET, so deep pages cost what the first one costs.
+
 Lists of what only grows and is read newest first while it grows (the audit trail) use the
 cursor form instead, `cursor_query` and `fetch_after`: a page is "the next `limit` rows after this
 key", so rows added meanwhile never shift a page, and no count of the whole table is made.
@@ -12,16 +17,34 @@ key", so rows added meanwhile never shift a page, and no count of the whole tabl
 from __future__ import annotations
 
 import base64
+import binascii
+import hashlib
 import inspect
+import json
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from datetime import date, datetime
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from fastapi import Query
 from pydantic import WithJsonSchema
-from sqlalchemy import ColumnElement, Select, TextClause, false, func, literal, select
+from sqlalchemy import (
+    Column,
+    ColumnElement,
+    Select,
+    TextClause,
+    and_,
+    false,
+    func,
+    literal,
+    or_,
+    select,
+    tuple_,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
+from sqlalchemy.sql import visitors
 
 from casefile.errors import ErrorDetail, ValidationFailed
 from casefile.nlp.words import split_words
@@ -32,6 +55,10 @@ MAX_PAGE = 100_000
 MAX_SEARCH_LENGTH = 200
 MAX_SEARCH_WORDS = 16
 MAX_FILTER_VALUES = 50
+# Totals are counted exactly up to here; above it `total` is this lower bound (`total_exact: false`).
+TOTAL_CAP = 10_000
+# A cursor carries a sort value (a title of up to 500 characters, lower-cased) and an id.
+MAX_CURSOR_LENGTH = 4000
 
 SearchCondition = Callable[[AsyncSession, list[str]], ColumnElement[bool] | TextClause]
 # A filter that is more than "the column equals one of the values" (a JSON array, a case-insensitive
@@ -59,6 +86,14 @@ class ListSpec:
 
 
 @dataclass(frozen=True)
+class After:
+    """Where a cursor page starts: after the row with this sort value and id."""
+
+    value: Any
+    id: str
+
+
+@dataclass(frozen=True)
 class ListQuery:
     page: int
     limit: int
@@ -69,10 +104,33 @@ class ListQuery:
     search_words: list[str] | None
     fields: list[str] | None
     filters: dict[str, list[str]]
+    # Set by `?cursor=`: the page is the rows after this one (and `page` is the cursor's page
+    # number, so the meta still says where in the list it is).
+    after: After | None = None
+    # A digest of the filters and search as asked, so a cursor is only taken back by the same list
+    # (a cursor of `status=open` against `status=closed` would silently skip rows).
+    scope: str = ""
 
     @property
     def offset(self) -> int:
         return (self.page - 1) * self.limit
+
+
+RowT = TypeVar("RowT")
+
+
+@dataclass(frozen=True)
+class Page(Generic[RowT]):
+    """One page of a list: its rows, the total (exact up to `TOTAL_CAP`, else that lower bound)
+    and the cursor of the next page (None on the last)."""
+
+    rows: list[RowT]
+    total: int
+    total_exact: bool = True
+    next_cursor: str | None = None
+
+    def pages(self, limit: int) -> int:
+        return math.ceil(self.total / limit) if self.total else 0
 
 
 def any_of(
@@ -174,18 +232,38 @@ def list_query(spec: ListSpec) -> Callable[..., ListQuery]:
             fields = None
         if problems:
             raise ValidationFailed(details=problems)
+        words = search_words(params["search"])
+        scope = _scope(filters, words)
+        page, after = params["page"], None
+        if params["cursor"] is not None:
+            if page != 1:
+                raise ValidationFailed.on("page", "Give a page or a cursor, not both")
+            page, after = _decode_list_cursor(params["cursor"], spec, sort, order, scope)
         return ListQuery(
-            page=params["page"],
+            page=page,
             limit=params["limit"],
             sort=sort,
             order=order,
-            search_words=search_words(params["search"]),
+            search_words=words,
             fields=fields,
             filters=filters,
+            after=after,
+            scope=scope,
         )
 
     parameters = [
         _param("page", int, Query(ge=1, le=MAX_PAGE, description="Page number, from 1"), 1),
+        _param(
+            "cursor",
+            str | None,
+            Query(
+                max_length=MAX_CURSOR_LENGTH,
+                description="`meta.pagination.next_cursor` of the previous page, instead of `page`: "
+                "the next page by key (no OFFSET, however deep). Repeat the same sort, order, "
+                "filters and search.",
+            ),
+            None,
+        ),
         _param(
             "limit",
             int,
@@ -242,8 +320,9 @@ async def fetch_page(
     *,
     conditions: Sequence[ColumnElement[bool]] = (),
     options: Sequence[Any] = (),
-) -> tuple[list[Any], int]:
-    """Return one page of `spec.model` rows and the total number of matching rows."""
+) -> Page[Any]:
+    """One page of `spec.model` rows, the total of matching rows (exact up to `TOTAL_CAP`) and
+    the next page's cursor. One row more than the page is read, to know whether there is a next."""
     where: list[ColumnElement[bool] | TextClause] = list(conditions)
     for name, values in query.filters.items():
         spec_filter = spec.filters[name]
@@ -255,26 +334,217 @@ async def fetch_page(
     if query.search_words is not None and spec.search is not None:
         where.append(spec.search(session, query.search_words) if query.search_words else false())
 
-    total = await session.scalar(select(func.count()).select_from(spec.model).where(*where)) or 0
-    if query.offset >= total:
-        return [], total
+    page = _Paging(spec, query, where, options)
+    if query.search_words:
+        # A search is the costly condition (a full-text index scan, then every matching row read):
+        # match once, and take both the total and the page's keys from those matches.
+        found = await page.from_matches(session)
+        if isinstance(found, Page):
+            return found
+        return await page.directly(session, known_total=found)
+    return await page.directly(session)
 
-    sort_column, tiebreak = spec.sortable[query.sort], spec.tiebreak
-    order_by = (
-        (sort_column.desc(), tiebreak.desc())
-        if query.order == "desc"
-        else (sort_column.asc(), tiebreak.asc())
-    )
-    statement: Select[Any] = (
-        select(spec.model)
-        .where(*where)
-        .order_by(*order_by)
-        .limit(query.limit)
-        .offset(query.offset)
-        .options(*options)
-    )
-    rows = list((await session.scalars(statement)).all())
-    return rows, total
+
+class _Paging:
+    """The statements of one `fetch_page`."""
+
+    def __init__(
+        self,
+        spec: ListSpec,
+        query: ListQuery,
+        where: list[ColumnElement[bool] | TextClause],
+        options: Sequence[Any],
+    ) -> None:
+        self.spec, self.query, self.where, self.options = spec, query, where, options
+        self.sort_column, self.tiebreak = spec.sortable[query.sort], spec.tiebreak
+        self.descending = query.order == "desc"
+        self.nullable = _nullable(self.sort_column)
+
+    def order_by(self, key: Any, row_id: Any) -> tuple[ColumnElement[Any], ...]:
+        return (
+            _ordering(key, self.descending, self.nullable),
+            row_id.desc() if self.descending else row_id.asc(),
+        )
+
+    def after(self, key: Any, row_id: Any) -> list[ColumnElement[bool]]:
+        after = self.query.after
+        if after is None:
+            return []
+        return [_after(key, row_id, after, descending=self.descending, nullable=self.nullable)]
+
+    def rows(self) -> Select[Any]:
+        return select(self.spec.model, self.sort_column.label("_sort_key")).options(*self.options)
+
+    def result(self, found: Sequence[Any], total: int, exact: bool) -> Page[Any]:
+        has_next = len(found) > self.query.limit
+        found = found[: self.query.limit]
+        rows = [row[0] for row in found]
+        next_cursor = (
+            _encode_list_cursor(self.query, found[-1][1], getattr(rows[-1], self.tiebreak.key))
+            if has_next
+            else None
+        )
+        return Page(rows, total, exact, next_cursor)
+
+    def offset(self, statement: Select[Any]) -> Select[Any]:
+        query = self.query
+        return statement.offset(query.offset) if query.after is None and query.offset else statement
+
+    async def directly(self, session: AsyncSession, known_total: int | None = None) -> Page[Any]:
+        """The page by its sort key (an index on it answers), then the total if the page does
+        not tell it and it is not `known_total` (counted already, capped)."""
+        query = self.query
+        statement = (
+            self.rows()
+            .where(*self.where, *self.after(self.sort_column, self.tiebreak))
+            .order_by(*self.order_by(self.sort_column, self.tiebreak))
+            .limit(query.limit + 1)
+        )
+        found = (await session.execute(self.offset(statement))).all()
+        seen = query.offset + len(found)
+        if query.after is None and len(found) <= query.limit and (found or not query.offset):
+            # The last page by offset: everything before it and on it is the total, no count needed
+            # (above the cap, the same lower bound as every other page says).
+            return self.result(found, min(seen, TOTAL_CAP), seen <= TOTAL_CAP)
+        if known_total is not None:
+            return self.result(found, min(known_total, TOTAL_CAP), known_total <= TOTAL_CAP)
+        # The count reads at most TOTAL_CAP + 1 matching rows, however many there are.
+        capped = select(literal(1)).select_from(self.spec.model).where(*self.where).limit(TOTAL_CAP + 1)
+        counted = await session.scalar(select(func.count()).select_from(capped.subquery())) or 0
+        return self.result(found, min(counted, TOTAL_CAP), counted <= TOTAL_CAP)
+
+    async def from_matches(self, session: AsyncSession) -> Page[Any] | int | None:
+        """At most TOTAL_CAP + 1 matches (id and sort key only), counted, and the page's keys
+        taken from them; when there are no more than TOTAL_CAP that is the page, and its rows are
+        read by id. Else the count (more matches than TOTAL_CAP: the page must be found among
+        all of them), or None when no match is on this page to carry the count."""
+        query = self.query
+        matched = (
+            select(self.tiebreak.label("id"), self.sort_column.label("key"))
+            .select_from(self.spec.model)
+            .where(*self.where)
+            .limit(TOTAL_CAP + 1)
+            .subquery("matched")
+        )
+        counted = select(matched.c.id, matched.c.key, func.count().over().label("n")).subquery("counted")
+        keys = self.offset(
+            select(counted.c.id, counted.c.n)
+            .where(*self.after(counted.c.key, counted.c.id))
+            .order_by(*self.order_by(counted.c.key, counted.c.id))
+            .limit(query.limit + 1)
+        )
+        found_keys = (await session.execute(keys)).all()
+        if not found_keys:
+            return None
+        if found_keys[0].n > TOTAL_CAP:
+            return int(found_keys[0].n)
+        statement = (
+            self.rows()
+            .where(self.tiebreak.in_([row.id for row in found_keys]))
+            .order_by(*self.order_by(self.sort_column, self.tiebreak))
+        )
+        found = (await session.execute(statement)).all()
+        return self.result(found, found_keys[0].n, True)
+
+
+def _nullable(expression: ColumnElement[Any] | InstrumentedAttribute[Any]) -> bool:
+    """Whether a sort key may be NULL: when any column it is made of may be."""
+    element = expression.expression if isinstance(expression, InstrumentedAttribute) else expression
+    return any(c.nullable for c in visitors.iterate(element) if isinstance(c, Column))
+
+
+def _ordering(
+    column: ColumnElement[Any] | InstrumentedAttribute[Any], descending: bool, nullable: bool
+) -> ColumnElement[Any]:
+    # NULL sorts as the greatest value on both databases (PostgreSQL's default; SQLite's is the
+    # opposite), so that a cursor after a NULL means the same on both.
+    if descending:
+        return column.desc().nulls_first() if nullable else column.desc()
+    return column.asc().nulls_last() if nullable else column.asc()
+
+
+def _after(
+    column: ColumnElement[Any] | InstrumentedAttribute[Any],
+    tiebreak: ColumnElement[Any] | InstrumentedAttribute[Any],
+    after: After,
+    *,
+    descending: bool,
+    nullable: bool,
+) -> ColumnElement[bool]:
+    """The rows after `after` in the list's order (sort key, then id, both the same direction)."""
+    value = literal(after.value, column.type)
+    key = literal(after.id, tiebreak.type)
+    id_after = tiebreak < key if descending else tiebreak > key
+    if not nullable:
+        # A row-value comparison: an index on (key, id) answers it as one range.
+        pair = tuple_(column, tiebreak)
+        return pair < tuple_(value, key) if descending else pair > tuple_(value, key)
+    if after.value is None:  # NULLs are the greatest: first when descending, last when ascending
+        return (
+            or_(column.is_not(None), and_(column.is_(None), id_after))
+            if descending
+            else and_(column.is_(None), id_after)
+        )
+    beyond = column < value if descending else column > value
+    later = or_(beyond, and_(column == value, id_after))
+    return later if descending else or_(later, column.is_(None))
+
+
+def _python_type(column: ColumnElement[Any] | InstrumentedAttribute[Any]) -> type | None:
+    try:
+        expected: type = column.type.python_type
+    except NotImplementedError:
+        return None
+    return float | int if expected is float else expected  # type: ignore[return-value]
+
+
+def _scope(filters: dict[str, list[str]], words: list[str] | None) -> str:
+    asked = json.dumps([sorted(filters.items()), words], separators=(",", ":"))
+    return hashlib.blake2b(asked.encode(), digest_size=6).hexdigest()
+
+
+def _encode_list_cursor(query: ListQuery, value: Any, row_id: str) -> str:
+    """Opaque to callers. It names the sort, order and scope it belongs to, the next page's number,
+    and the last row's sort value (typed, so it binds as the column's type) and id."""
+    if isinstance(value, datetime):
+        typed: list[Any] = ["t", value.isoformat()]
+    elif isinstance(value, date):
+        typed = ["d", value.isoformat()]
+    elif value is None or isinstance(value, bool | int | float | str):
+        typed = ["v", value]
+    else:  # a sort key of a type not listed above is a programming error, not a caller's
+        raise TypeError(f"cannot put a {type(value).__name__} in a cursor")
+    body = {"s": query.sort, "o": query.order, "q": query.scope, "p": query.page + 1, "k": typed, "i": row_id}
+    raw = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_list_cursor(cursor: str, spec: ListSpec, sort: str, order: str, scope: str) -> tuple[int, After]:
+    invalid = ValidationFailed.on("cursor", "Not a cursor this list gave")
+    try:
+        body = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        tag, raw = body["k"]
+        page, row_id = body["p"], body["i"]
+        if tag == "t":
+            value: Any = datetime.fromisoformat(raw)
+            if value.tzinfo is None:
+                raise ValueError("naive")
+        elif tag == "d":
+            value = date.fromisoformat(raw)
+        elif tag == "v" and (raw is None or isinstance(raw, int | float | str)):
+            value = raw
+        else:
+            raise ValueError(tag)
+    except (ValueError, TypeError, KeyError, binascii.Error, UnicodeDecodeError):
+        raise invalid from None
+    if not isinstance(page, int) or not 1 < page <= MAX_PAGE or not isinstance(row_id, str):
+        raise invalid
+    expected = _python_type(spec.sortable[sort])
+    if value is not None and expected is not None and not isinstance(value, expected):
+        raise invalid  # e.g. text where a time is sorted: the database would refuse to compare
+    if (body.get("s"), body.get("o"), body.get("q")) != (sort, order, scope):
+        raise ValidationFailed.on("cursor", "This cursor is for another sort, order, filter or search")
+    return page, After(value, row_id)
 
 
 # --- cursor (keyset) pagination ---------------------------------------------------------------

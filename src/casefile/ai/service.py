@@ -16,7 +16,7 @@ from casefile.db import get_or_404
 from casefile.documents.models import Document
 from casefile.documents.models import not_trashed as document_not_trashed
 from casefile.errors import Conflict
-from casefile.listing import ListQuery, ListSpec, fetch_page
+from casefile.listing import ListQuery, ListSpec, Page, fetch_page
 from casefile.runtime import Runtime
 
 
@@ -104,5 +104,5 @@ async def job_for(session: AsyncSession, principal: Principal, job_id: str) -> A
     return job
 
 
-async def list_jobs(session: AsyncSession, case: Case, query: ListQuery) -> tuple[list[AiJob], int]:
+async def list_jobs(session: AsyncSession, case: Case, query: ListQuery) -> Page[AiJob]:
     return await fetch_page(session, JOB_LIST, query, conditions=[AiJob.case_id == case.id])

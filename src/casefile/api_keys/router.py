@@ -28,10 +28,7 @@ async def create_api_key(body: ApiKeyCreate, admin: AdminPrincipal, session: Ses
 
 @router.get("", response_model=PageEnvelope[ApiKeyOut])
 async def list_api_keys(session: SessionDep, query: ApiKeyListQuery) -> JSONResponse:
-    keys, total = await service.list_api_keys(session, query)
-    return envelope.paginated(
-        [ApiKeyOut.dump(k) for k in keys], page=query.page, limit=query.limit, total=total
-    )
+    return envelope.listed(await service.list_api_keys(session, query), query, ApiKeyOut.dump)
 
 
 @router.get("/{key_id}", response_model=Envelope[ApiKeyOut])

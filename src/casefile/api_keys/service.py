@@ -14,7 +14,7 @@ from casefile.auth.permissions import Principal
 from casefile.clock import utcnow
 from casefile.db import get_or_404
 from casefile.errors import ErrorDetail, ValidationFailed
-from casefile.listing import ListQuery, ListSpec, fetch_page
+from casefile.listing import ListQuery, ListSpec, Page, fetch_page
 
 API_KEY_LIST = ListSpec(
     model=ApiKey,
@@ -71,7 +71,7 @@ async def get_api_key(session: AsyncSession, key_id: str) -> ApiKey:
     return await get_or_404(session, ApiKey, key_id, "API key not found")
 
 
-async def list_api_keys(session: AsyncSession, query: ListQuery) -> tuple[list[ApiKey], int]:
+async def list_api_keys(session: AsyncSession, query: ListQuery) -> Page[ApiKey]:
     return await fetch_page(session, API_KEY_LIST, query)
 
 

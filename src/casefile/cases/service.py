@@ -34,7 +34,7 @@ from casefile.events import catalogue
 from casefile.events.outbox import emit
 from casefile.groups.models import Group
 from casefile.holds.repository import ensure_no_hold
-from casefile.listing import ListQuery, fetch_page
+from casefile.listing import ListQuery, Page, fetch_page
 from casefile.users.models import User
 
 AUTO_NUMBER_ATTEMPTS = 5
@@ -57,7 +57,7 @@ async def _flush_checking_number(session: AsyncSession, case: Case) -> None:
         raise
 
 
-async def list_cases(session: AsyncSession, principal: Principal, query: ListQuery) -> tuple[list[Case], int]:
+async def list_cases(session: AsyncSession, principal: Principal, query: ListQuery) -> Page[Case]:
     """The cases the caller may see (the access rule is part of the SQL, so totals count only
     those)."""
     assigned = query.filters.get("assigned_to")

@@ -32,9 +32,16 @@ async def run_check(body: ConflictCheckCreate, principal: ConflictsRead, session
 @router.get("", response_model=PageEnvelope[ConflictCheckOut])
 async def list_checks(principal: ConflictsRead, session: SessionDep, query: CheckListQuery) -> JSONResponse:
     """Stored checks, newest first; filters `case_id` and `created_by`."""
-    rows, total = await service.list_checks(session, principal, query)
-    items = [project(await service.dump_for(session, principal, c), query.fields) for c in rows]
-    return envelope.paginated(items, page=query.page, limit=query.limit, total=total)
+    page = await service.list_checks(session, principal, query)
+    items = [project(await service.dump_for(session, principal, c), query.fields) for c in page.rows]
+    return envelope.paginated(
+        items,
+        page=query.page,
+        limit=query.limit,
+        total=page.total,
+        total_exact=page.total_exact,
+        next_cursor=page.next_cursor,
+    )
 
 
 @router.get("/{check_id}", response_model=Envelope[ConflictCheckOut])

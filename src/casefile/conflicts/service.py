@@ -32,7 +32,7 @@ from casefile.db import dialect_name, get_or_404
 from casefile.errors import NotFound
 from casefile.events import catalogue
 from casefile.events.outbox import emit
-from casefile.listing import ListQuery, ListSpec, fetch_page
+from casefile.listing import ListQuery, ListSpec, Page, fetch_page
 from casefile.nlp.name_keys import name_key
 
 SCORE_CUTOFF = 85  # of 100: "Jon Smith" and "John Smith" (95) match, "Smith" and "Smyth" (80) not
@@ -276,7 +276,5 @@ def _readable(principal: Principal) -> ColumnElement[bool]:
     )
 
 
-async def list_checks(
-    session: AsyncSession, principal: Principal, query: ListQuery
-) -> tuple[list[ConflictCheck], int]:
+async def list_checks(session: AsyncSession, principal: Principal, query: ListQuery) -> Page[ConflictCheck]:
     return await fetch_page(session, CONFLICT_CHECK_LIST, query, conditions=[_readable(principal)])

@@ -21,11 +21,11 @@ from casefile.contacts.schemas import NAME_REQUIRED, ContactCreate, ContactUpdat
 from casefile.errors import Conflict, NotFound, ValidationFailed
 from casefile.events import catalogue
 from casefile.events.outbox import emit
-from casefile.listing import ListQuery, fetch_page
+from casefile.listing import ListQuery, Page, fetch_page
 from casefile.nlp.name_keys import has_legal_form, name_key
 
 
-async def list_contacts(session: AsyncSession, query: ListQuery) -> tuple[list[Contact], int]:
+async def list_contacts(session: AsyncSession, query: ListQuery) -> Page[Contact]:
     return await fetch_page(session, CONTACT_LIST, query)
 
 
@@ -104,7 +104,7 @@ async def delete_contact(session: AsyncSession, actor: Principal, contact: Conta
 
 async def list_parties(
     session: AsyncSession, principal: Principal, case_id: str, query: ListQuery
-) -> tuple[list[Party], int]:
+) -> Page[Party]:
     case = await case_for(session, principal, case_id, Level.READ)
     return await fetch_page(session, PARTY_LIST, query, conditions=[Party.case_id == case.id])
 

@@ -28,7 +28,7 @@ from casefile.deadlines.schemas import (
 from casefile.errors import Conflict, NotFound, ValidationFailed
 from casefile.events import catalogue
 from casefile.events.outbox import emit
-from casefile.listing import ListQuery, ListSpec, fetch_page
+from casefile.listing import ListQuery, ListSpec, Page, fetch_page
 from casefile.tasks.models import Task
 from casefile.tasks.service import check_assignee, set_due
 
@@ -330,5 +330,5 @@ DEADLINE_LIST = ListSpec(
 )
 
 
-async def list_deadlines(session: AsyncSession, case: Case, query: ListQuery) -> tuple[list[Deadline], int]:
+async def list_deadlines(session: AsyncSession, case: Case, query: ListQuery) -> Page[Deadline]:
     return await fetch_page(session, DEADLINE_LIST, query, conditions=[Deadline.case_id == case.id])

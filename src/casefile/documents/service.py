@@ -41,7 +41,7 @@ from casefile.errors import NotFound, UnsupportedMediaType, ValidationFailed
 from casefile.events import catalogue
 from casefile.events.outbox import emit
 from casefile.holds.repository import ensure_no_hold
-from casefile.listing import ListQuery, ListSpec, any_of_ignoring_case, fetch_page
+from casefile.listing import ListQuery, ListSpec, Page, any_of_ignoring_case, fetch_page
 from casefile.runtime import Runtime
 from casefile.storage import content_removal_allowed
 
@@ -117,7 +117,7 @@ async def document_for(
     return await get_document(session, document_id)
 
 
-async def list_documents(session: AsyncSession, case: Case, query: ListQuery) -> tuple[list[Document], int]:
+async def list_documents(session: AsyncSession, case: Case, query: ListQuery) -> Page[Document]:
     conditions = [Document.case_id == case.id, not_trashed()]
     return await fetch_page(session, DOCUMENT_LIST, query, conditions=conditions)
 

@@ -16,7 +16,7 @@ from casefile.events import catalogue
 from casefile.events.outbox import emit
 from casefile.groups.models import Group, GroupMember
 from casefile.groups.schemas import GroupCreate, GroupOut, GroupUpdate
-from casefile.listing import ListQuery, ListSpec, fetch_page
+from casefile.listing import ListQuery, ListSpec, Page, fetch_page
 from casefile.users.models import User
 
 NAME_TAKEN = "A group with this name already exists"
@@ -34,7 +34,7 @@ async def get_group(session: AsyncSession, group_id: str) -> Group:
     return await get_or_404(session, Group, group_id, "Group not found")
 
 
-async def list_groups(session: AsyncSession, query: ListQuery) -> tuple[list[Group], int]:
+async def list_groups(session: AsyncSession, query: ListQuery) -> Page[Group]:
     return await fetch_page(session, GROUP_LIST, query)
 
 

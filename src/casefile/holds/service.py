@@ -13,7 +13,7 @@ from casefile.events import catalogue
 from casefile.events.outbox import emit
 from casefile.holds.models import LegalHold
 from casefile.holds.schemas import HOLD_LIST, HoldCreate
-from casefile.listing import ListQuery, fetch_page
+from casefile.listing import ListQuery, Page, fetch_page
 
 
 async def place_hold(session: AsyncSession, actor: Principal, case_id: str, body: HoldCreate) -> LegalHold:
@@ -30,7 +30,7 @@ async def place_hold(session: AsyncSession, actor: Principal, case_id: str, body
 
 async def list_holds(
     session: AsyncSession, principal: Principal, case_id: str, query: ListQuery
-) -> tuple[list[LegalHold], int]:
+) -> Page[LegalHold]:
     await case_for(session, principal, case_id)
     return await fetch_page(session, HOLD_LIST, query, conditions=[LegalHold.case_id == case_id])
 

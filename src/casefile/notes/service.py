@@ -20,7 +20,7 @@ from casefile.db import get_or_404
 from casefile.errors import ValidationFailed, permission_missing
 from casefile.events import catalogue
 from casefile.events.outbox import emit
-from casefile.listing import ListQuery, ListSpec, fetch_page
+from casefile.listing import ListQuery, ListSpec, Page, fetch_page
 from casefile.notes.models import Note, NoteVersion
 from casefile.notes.schemas import BODY_REQUIRED, FORMATS, NoteCreate, NoteOut, NoteUpdate, NoteVersionOut
 
@@ -68,14 +68,12 @@ HISTORY_LIST = ListSpec(
 
 async def list_case_notes(
     session: AsyncSession, principal: Principal, case_id: str, query: ListQuery
-) -> tuple[list[Note], int]:
+) -> Page[Note]:
     case = await case_for(session, principal, case_id, Level.READ)
     return await fetch_page(session, NOTE_LIST, query, conditions=[Note.case_id == case.id])
 
 
-async def list_contact_notes(
-    session: AsyncSession, contact: Contact, query: ListQuery
-) -> tuple[list[Note], int]:
+async def list_contact_notes(session: AsyncSession, contact: Contact, query: ListQuery) -> Page[Note]:
     return await fetch_page(session, NOTE_LIST, query, conditions=[Note.contact_id == contact.id])
 
 
@@ -174,5 +172,5 @@ async def delete_note(session: AsyncSession, actor: Principal, note: Note) -> No
     await session.flush()
 
 
-async def history(session: AsyncSession, note: Note, query: ListQuery) -> tuple[list[NoteVersion], int]:
+async def history(session: AsyncSession, note: Note, query: ListQuery) -> Page[NoteVersion]:
     return await fetch_page(session, HISTORY_LIST, query, conditions=[NoteVersion.note_id == note.id])

@@ -18,7 +18,7 @@ from casefile.clock import utcnow
 from casefile.errors import NotFound, ValidationFailed
 from casefile.events import catalogue
 from casefile.events.outbox import emit
-from casefile.listing import ListQuery, fetch_page
+from casefile.listing import ListQuery, Page, fetch_page
 from casefile.tasks.models import Task
 from casefile.tasks.repository import CASE_TASK_LIST, TASK_LIST, due_sort_key, get_task
 from casefile.tasks.schemas import TaskCreate, TaskUpdate
@@ -52,7 +52,7 @@ async def task_for(session: AsyncSession, principal: Principal, task_id: str, le
 
 async def list_case_tasks(
     session: AsyncSession, principal: Principal, case: Case, query: ListQuery
-) -> tuple[list[Task], int]:
+) -> Page[Task]:
     return await fetch_page(
         session, CASE_TASK_LIST, _with_me(query, principal), conditions=[Task.case_id == case.id]
     )
@@ -68,7 +68,7 @@ def _with_me(query: ListQuery, principal: Principal) -> ListQuery:
     return replace(query, filters=filters)
 
 
-async def list_tasks(session: AsyncSession, principal: Principal, query: ListQuery) -> tuple[list[Task], int]:
+async def list_tasks(session: AsyncSession, principal: Principal, query: ListQuery) -> Page[Task]:
     """Tasks across every case the caller may see: the visibility rule is part of the query."""
     visible = Task.case_id.in_(select(Case.id).where(visible_to(principal)))
     return await fetch_page(session, TASK_LIST, _with_me(query, principal), conditions=[visible])

@@ -25,7 +25,7 @@ from casefile.errors import Conflict, LegalHoldActive, NotFound
 from casefile.events import catalogue
 from casefile.events.outbox import emit
 from casefile.holds.repository import ensure_no_hold, lock_case
-from casefile.listing import ListQuery, fetch_page
+from casefile.listing import ListQuery, Page, fetch_page
 from casefile.runtime import Runtime
 from casefile.trash.models import TrashItem
 from casefile.trash.schemas import TRASH_LIST
@@ -40,7 +40,7 @@ async def trash_days(session: AsyncSession, runtime: Runtime) -> int:
     return (await load_config(session, runtime.settings)).retention.trash_days
 
 
-async def list_trash(session: AsyncSession, query: ListQuery) -> tuple[list[TrashItem], int]:
+async def list_trash(session: AsyncSession, query: ListQuery) -> Page[TrashItem]:
     return await fetch_page(session, TRASH_LIST, query)
 
 

@@ -29,10 +29,7 @@ async def me(principal: UserPrincipal, session: SessionDep) -> JSONResponse:
 
 @router.get("", response_model=PageEnvelope[UserOut])
 async def list_users(_: UsersRead, session: SessionDep, query: UserListQuery) -> JSONResponse:
-    users, total = await service.list_users(session, query)
-    return envelope.paginated(
-        [UserOut.dump(u) for u in users], page=query.page, limit=query.limit, total=total
-    )
+    return envelope.listed(await service.list_users(session, query), query, UserOut.dump)
 
 
 @router.post("", response_model=Envelope[UserOut | IdOnlyOut], status_code=201)

@@ -18,7 +18,7 @@ from casefile.db import lock_for_transaction
 from casefile.errors import Conflict, ValidationFailed, admin_token_needed_for
 from casefile.events import catalogue
 from casefile.events.outbox import emit
-from casefile.listing import ListQuery, ListSpec, fetch_page
+from casefile.listing import ListQuery, ListSpec, Page, fetch_page
 from casefile.runtime import Runtime
 from casefile.users.models import User
 from casefile.users.repository import find_user_by_email
@@ -85,7 +85,7 @@ async def create_user_for(session: AsyncSession, actor: Principal, body: UserCre
     )
 
 
-async def list_users(session: AsyncSession, query: ListQuery) -> tuple[list[User], int]:
+async def list_users(session: AsyncSession, query: ListQuery) -> Page[User]:
     return await fetch_page(session, USER_LIST, query)
 
 

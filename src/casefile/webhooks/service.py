@@ -22,7 +22,7 @@ from casefile.error_handlers import validation_details
 from casefile.errors import Conflict, ErrorDetail, ValidationFailed
 from casefile.events.models import Event
 from casefile.events.outbox import announce_deliveries
-from casefile.listing import ListQuery, ListSpec, fetch_page
+from casefile.listing import ListQuery, ListSpec, Page, fetch_page
 from casefile.runtime import Runtime
 from casefile.webhooks import delivery as engine
 from casefile.webhooks.models import DELIVERY_STATUSES, Delivery, Webhook
@@ -133,7 +133,7 @@ async def get_delivery(session: AsyncSession, delivery_id: str) -> Delivery:
     )
 
 
-async def list_webhooks(session: AsyncSession, query: ListQuery) -> tuple[list[Webhook], int]:
+async def list_webhooks(session: AsyncSession, query: ListQuery) -> Page[Webhook]:
     return await fetch_page(session, WEBHOOK_LIST, query)
 
 
@@ -243,7 +243,7 @@ async def send_test(
 
 async def list_deliveries(
     session: AsyncSession, query: ListQuery, *, webhook: Webhook | None = None
-) -> tuple[list[Delivery], int]:
+) -> Page[Delivery]:
     conditions = [] if webhook is None else [Delivery.webhook_id == webhook.id]
     return await fetch_page(session, DELIVERY_LIST, query, conditions=conditions)
 
