@@ -11,7 +11,7 @@ from typing import Any
 from ..resources import alternatives, word_set
 from ..types import Page
 from .base import EntitySet, Spans, SpansByPage, overlaps
-from .ner import model_spans
+from .ner import english_words, model_spans
 
 _LEGAL_FORM = rf"(?:{alternatives('legal_forms')})\b\.?"
 _BODY_SUFFIX = r"(?:Bank|BANK|Fund|FUND|Commission|Agency|Bureau|Authority)\b"
@@ -109,30 +109,7 @@ _JUSTICES = re.compile(
     r"[A-Z][A-Za-z'\u2019-]+(?:[ ][A-Z][A-Za-z.'\u2019-]*){0,2}),[ ]?"
     r"(?:C\.[ ]?J\.|JJ\.|J\.(?:[ ]?P\.)?|P\.[ ]?J\.)(?!\w)"
 )
-_PANEL_NOISE = frozenset(
-    {
-        "Chief",
-        "Judge",
-        "Judges",
-        "Circuit",
-        "District",
-        "Senior",
-        "Justice",
-        "Justices",
-        "Before",
-        "Hon",
-        "The",
-        "Magistrate",
-        "Associate",
-        "Presiding",
-        "Appellate",
-        "Bankruptcy",
-        "Court",
-        "Panel",
-        "Present",
-        "PRESENT",
-    }
-)
+_PANEL_NOISE = word_set("panel_noise_words")
 
 
 def _panel_names(text: str) -> Iterator[tuple[str, int, int]]:
@@ -169,7 +146,29 @@ _CAPTION = re.compile(
 )
 
 
+# Where words glued by a PDF's extraction join what precedes a name to it: before an all-capitals
+# word ("OfficerBLACKSTONE") or after a glued "and", "between", "or", "the" ("andPreCheck").
+_GLUE_POINT = re.compile(r"(?<=[a-z])(?=[A-Z]{2,}\b)|(?:(?<=[a-z])|\b)(?:and|between|or|the)(?=[A-Z])")
+# A sentence ends inside a run of capitalised words ("Fee. The Company will pay"): a word of three
+# letters or more and a full stop, unless it is an abbreviation ("Corp.", "Bros.").
+_SENTENCE_END = re.compile(r"\b[A-Za-z]{3,}\.[ ]+(?=[A-Z])")
+_ABBREVIATIONS = word_set("abbreviations")
+
+
+def _after_glue(raw: str) -> int:
+    """Offset in `raw` after the last glue point (0 when there is none)."""
+    cut = 0
+    for point in _GLUE_POINT.finditer(raw):
+        cut = point.end()
+    for stop in _SENTENCE_END.finditer(raw):
+        if stop.group(0).strip().rstrip(".").casefold() not in _ABBREVIATIONS and stop.end() < len(raw):
+            cut = max(cut, stop.end())
+    return cut
+
+
 def _clean_org(raw: str, start: int) -> tuple[str, int] | None:
+    glue = _after_glue(raw)
+    raw, start = raw[glue:], start + glue
     for prefix in (_TITLED_PERSON_OF, _ROLE_OF, _LEADING_NOISE):
         noise = prefix.match(raw)
         if noise:
@@ -191,7 +190,16 @@ def _title_case(name: str) -> str:
     return " ".join(w if len(w) <= 2 and w.endswith(".") else w.capitalize() for w in name.split())
 
 
-def _organizations(pages: list[Page], excluded: SpansByPage, model: _ModelNames) -> EntitySet:
+def _generic_company(name: str, vocabulary: _Vocabulary) -> bool:
+    """ "Investment Company", "WHEREAS, Company": one ordinary word before a legal form is a
+    description or a defined term, not a name."""
+    words = [w for w in re.split(r"[\s,]+", name) if w]
+    return len(words) == 2 and words[0].casefold() in vocabulary.lower and not words[0].isupper()
+
+
+def _organizations(
+    pages: list[Page], excluded: SpansByPage, model: _ModelNames, vocabulary: _Vocabulary
+) -> EntitySet:
     found = EntitySet()
     display: dict[str, str] = {}
 
@@ -205,18 +213,31 @@ def _organizations(pages: list[Page], excluded: SpansByPage, model: _ModelNames)
     for page in pages:
         spans = excluded.get(page.number, [])
         taken: Spans = []
-        for pattern in (_ORG, _ORG_PREFIXED):
-            for match in pattern.finditer(page.text):
-                cleaned = _clean_org(match.group(0), match.start())
-                if cleaned is None or overlaps(spans, match.start(), match.end()):
-                    continue
-                name, start = cleaned
-                add(name, page.number, start, start + len(name))
-                taken.append((start, start + len(name)))
-        # The model's organisations where the legal-form rules found none.
+        for match in _ORG.finditer(page.text):
+            cleaned = _clean_org(match.group(0), match.start())
+            if cleaned is None or overlaps(spans, match.start(), match.end()):
+                continue
+            name, start = cleaned
+            if _generic_company(name, vocabulary):
+                continue
+            add(name, page.number, start, start + len(name))
+            taken.append((start, start + len(name)))
+        # The model's organisations where the legal-form rule found none; they come before the
+        # "Department of ..." rule, whose match is often a part ("U.S. Department of Labor").
         for name, number, start, end in model.organizations:
             if number == page.number and not overlaps(taken, start, end):
                 add(name, number, start, end)
+                taken.append((start, end))
+        for match in _ORG_PREFIXED.finditer(page.text):
+            cleaned = _clean_org(match.group(0), match.start())
+            if (
+                cleaned is None
+                or overlaps(spans, match.start(), match.end())
+                or overlaps(taken, *match.span())
+            ):
+                continue
+            name, start = cleaned
+            add(name, page.number, start, start + len(name))
     for key, entity in found.items.items():
         entity.text = display[key]
     return found
@@ -438,7 +459,12 @@ def _model_organization(name: str, vocabulary: _Vocabulary) -> bool:
         return False
     if re.fullmatch(r"(?:the )?(?:State|Commonwealth|People|County|City) of .*", name, re.IGNORECASE):
         return False
-    return words[-1] in _ORG_HEAD_WORDS or vocabulary.has_proper_word(name)
+    if any(w in _ORG_HEAD_WORDS or w in _ORG_WORDS for w in words):
+        return True
+    # A name has a word that is not ordinary English, or not written in lower case in this document.
+    known = english_words()
+    content = [w.strip(".,'\u2019").casefold() for w in words if w.casefold() not in _FUNCTION_WORDS]
+    return vocabulary.has_proper_word(name) and not all(w in known for w in content)
 
 
 def _model_person(name: str, vocabulary: _Vocabulary) -> bool:
@@ -465,11 +491,25 @@ def _unglue(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
+# What the model leaves off a body's name: "Church" + " of the Open Bible", " of God".
+_OF_TAIL = re.compile(r"[ ](?:of|for)(?:[ ]the)?(?:[ ][A-Z][\w'\u2019-]*)+")
+_WRAPPED_LINE = re.compile(r"(?:[^\n]{40,}|[^\n]*\b(?i:of|for|the|and|with whom)|[^\n]*&)(\n)(?=[ \t]*\S)")
+
+
+def _join_wrapped_lines(text: str) -> str:
+    """The text with the line breaks of wrapped prose turned into spaces, so that a name the
+    wrapping cut ("Athens\nChurch of the Open Bible", "Foundation of\nNorthern California") reaches
+    the model whole. Lengths and offsets are unchanged; short lines (captions, counsel blocks,
+    addresses) keep their breaks unless they end on a word that must go on ("of", "for", "and")."""
+    return _WRAPPED_LINE.sub(lambda m: m.group(0)[:-1] + " ", text)
+
+
 def _model_names(pages: list[Page], excluded: SpansByPage) -> _ModelNames:
     """The model's people and organisations, cleaned and checked by the rules."""
     found = _ModelNames()
     vocabulary = _Vocabulary.of(pages)
-    for page in pages:
+    for original in pages:
+        page = Page(number=original.number, text=_join_wrapped_lines(original.text))
         spans = excluded.get(page.number, [])
         for model_label, raw_start, raw_end in model_spans(page.text):
             label = model_label
@@ -490,6 +530,9 @@ def _model_names(pages: list[Page], excluded: SpansByPage) -> _ModelNames:
             if label == "PERSON" and words[-1] in _ORG_HEAD_WORDS:
                 label = "ORG"  # "Thomas More Society", "Machias Valley Baptist"
             if label == "ORG":
+                tail = _OF_TAIL.match(page.text, end) if words[-1] in _ORG_HEAD_WORDS else None
+                if tail:  # "Athens Church" + " of the Open Bible"
+                    name, end = f"{name} {' '.join(tail.group(0).split())}", tail.end()
                 if _model_organization(name, vocabulary):
                     found.organizations.append((name, page.number, start, end))
                 continue
@@ -523,7 +566,7 @@ def find_names(pages: list[Page], excluded: SpansByPage) -> tuple[list[dict[str,
         for m in model.organizations
         if m[0].split()[-1] in _ORG_HEAD_WORDS or _person_key_text(m[0]) not in person_keys
     ]
-    organizations = _organizations(pages, excluded, model)
+    organizations = _organizations(pages, excluded, model, _Vocabulary.of(pages))
     people = _people(pages, excluded, set(organizations.items), model)
     _add_more_occurrences(pages, people)
     _add_more_occurrences(pages, organizations)

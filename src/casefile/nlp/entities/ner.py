@@ -55,3 +55,19 @@ def model_spans(text: str) -> list[tuple[str, int, int]]:
     with _lock:  # one pipeline per process; spaCy pipelines are not documented as thread-safe
         doc = _pipeline()(text[:_MAX_CHARS])
     return [(e.label_, e.start_char, e.end_char) for e in doc.ents if e.label_ in {"PERSON", "ORG"}]
+
+
+@cache
+def english_words() -> frozenset[str]:
+    """The lower-case English words the pipeline's lemmatizer knows (its WordNet-derived index of
+    nouns, verbs, adjectives and adverbs, ~90,000 entries): a capitalised phrase made only of
+    them ("Technical Information") is more likely a defined term than a name."""
+    from spacy.lookups import Lookups  # a heavy import, only where entities are extracted
+
+    _pipeline()  # checks the installed model first
+    data = files(MODEL_PACKAGE).joinpath(
+        f"{MODEL_PACKAGE}-{MODEL_VERSION}", "lemmatizer", "lookups", "lookups.bin"
+    )
+    lookups = Lookups().from_bytes(data.read_bytes())
+    index = lookups.get_table("lemma_index")
+    return frozenset(word for words in index.values() for word in words if word.isalpha())
