@@ -18,11 +18,26 @@ _BODY_SUFFIX = r"(?:Bank|BANK|Fund|FUND|Commission|Agency|Bureau|Authority)\b"
 _ORG_SUFFIX = rf"(?:{_LEGAL_FORM}|{_BODY_SUFFIX})(?:,?[ ]{_LEGAL_FORM})?"
 # Names never cross a line: a caption's lines are separate names.
 _NAME_WORD = r"(?:[A-Z][A-Za-z'\u2019-]*\.?|[a-z][A-Z][A-Za-z]+|&)"
+# Words a company's name may have that a person's may not: dotted initials ("V.O.S."), a web
+# domain ("BorrowMoney.com"), a leading number with letters or a hyphen ("313Acquisition",
+# "70-35 113th St.") or of five digits or more (the numbered "695014 B.C. Ltd.").
+_COMPANY_WORD = (
+    r"(?:(?:[A-Z]\.){2,}|[A-Za-z][\w-]*\.(?:com|COM)|\d+[A-Za-z][\w-]*|\d+-\d+[\w-]*|\d{5,}|"
+    + _NAME_WORD
+    + ")"
+)
 _ORG = re.compile(
     # No comma inside a name except before its suffix: "Karen Liu, Frost & Abernathy LLP" is two names.
-    rf"(?P<name>(?:{_NAME_WORD}(?:[ ]|[ ](?:of|of the|for)[ ])){{0,7}}?{_NAME_WORD},?[ ]{_ORG_SUFFIX})"
+    rf"(?P<name>(?:{_COMPANY_WORD}(?:[ ]|[ ](?:of|of the|for)[ ])){{0,7}}?{_COMPANY_WORD},?[ ]{_ORG_SUFFIX})"
 )
-_ORG_PREFIXED = re.compile(r"\b(?:Department|Office|Ministry|Bureau) of(?: the)?(?: [A-Z][a-z]+){1,4}")
+_ORG_PREFIXED = re.compile(
+    r"\b(?:Department|Office|Ministry|Bureau) of(?: the)?(?: [A-Z][a-z]+(?:s['\u2019])?){1,4}(?<!['\u2019])"
+)
+# Courts named by their department or district ("Appellate Division, Second Department").
+_COURT_PART = re.compile(
+    r"\b(?:First|Second|Third|Fourth|Fifth|Sixth|Seventh|Eighth|Ninth|Tenth|Eleventh)"
+    r"(?:[ ]Judicial)?[ ](?:Department|District|Circuit)\b"
+)
 _LEADING_NOISE = re.compile(rf"^(?:(?:{alternatives('leading_noise_words')}|(?i:In[ ]re))\b[:,]?\s+)+")
 # "Chief Technology Officer of Northpoint Software, Inc.": the role is not part of the name.
 _ROLE_OF = re.compile(
@@ -175,7 +190,7 @@ def _clean_org(raw: str, start: int) -> tuple[str, int] | None:
             raw, start = raw[noise.end() :], start + noise.end()
     raw = raw.rstrip(",")
     words = [w for w in re.split(r"[\s,]+", raw) if w]
-    if len(words) < 2 or not words[0][:1].isupper() or "Court" in words:
+    if len(words) < 2 or not (words[0][:1].isupper() or words[0][:1].isdigit()) or "Court" in words:
         return None  # courts are not listed (docs/decisions/0007)
     return raw, start
 
@@ -451,7 +466,9 @@ def _model_organization(name: str, vocabulary: _Vocabulary) -> bool:
         return False
     if any(w.strip(".,") in _NOT_ORG_WORDS for w in words) or any(c.isdigit() for c in name):
         return False
-    if _GLUED_WORD.search(name) or _COURT_DISTRICT.search(name) or "v." in words or "v" in words:
+    if _GLUED_WORD.search(name) or _COURT_DISTRICT.search(name) or _COURT_PART.search(name):
+        return False
+    if "v." in words or "v" in words:
         return False
     if any(w[:1].islower() and w not in _NAME_LINK_WORDS for w in words) or words[-1] in _ADDRESS_WORDS:
         return False  # "Fee the Company" is a heading and a sentence; "K Street NW" an address
@@ -538,6 +555,8 @@ def _model_names(pages: list[Page], excluded: SpansByPage) -> _ModelNames:
                 continue
             if "\n" in page.text[start:end] or "@" in name:
                 continue  # a caption's or a block's lines are separate names
+            if _ORG_AFTER.match(page.text, end):
+                continue  # "C. R. Bard, Inc." is a company, found by its legal form
             continued = _NAME_CONTINUED.match(page.text, end) if len(words) == 1 else None
             if continued:
                 name, end = f"{name} {' '.join(continued.group(0).split())}", continued.end()
