@@ -3,6 +3,7 @@ places names stand in legal writing (titles, roles, signatures, captions, header
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -510,15 +511,24 @@ def _unglue(text: str, start: int, end: int) -> tuple[int, int]:
 
 # What the model leaves off a body's name: "Church" + " of the Open Bible", " of God".
 _OF_TAIL = re.compile(r"[ ](?:of|for)(?:[ ]the)?(?:[ ][A-Z][\w'\u2019-]*)+")
-_WRAPPED_LINE = re.compile(r"(?:[^\n]{40,}|[^\n]*\b(?i:of|for|the|and|with whom)|[^\n]*&)(\n)(?=[ \t]*\S)")
+# A line of wrapped prose: long, or ending on a word that must go on.
+_WRAPPED_MIN_CHARS = 40
+_ENDS_ON_LINK = re.compile(r"(?:\b(?i:of|for|the|and|with whom)|&)$")
 
 
 def _join_wrapped_lines(text: str) -> str:
     """The text with the line breaks of wrapped prose turned into spaces, so that a name the
     wrapping cut ("Athens\nChurch of the Open Bible", "Foundation of\nNorthern California") reaches
     the model whole. Lengths and offsets are unchanged; short lines (captions, counsel blocks,
-    addresses) keep their breaks unless they end on a word that must go on ("of", "for", "and")."""
-    return _WRAPPED_LINE.sub(lambda m: m.group(0)[:-1] + " ", text)
+    addresses) keep their breaks unless they end on a word that must go on ("of", "for", "and").
+    Line by line: linear in the text's length."""
+    lines = text.split("\n")
+    out = []
+    for line, following in itertools.pairwise(lines):
+        wrapped = following.strip() and (len(line) >= _WRAPPED_MIN_CHARS or _ENDS_ON_LINK.search(line))
+        out.append(line + (" " if wrapped else "\n"))
+    out.append(lines[-1])
+    return "".join(out)
 
 
 def _model_names(pages: list[Page], excluded: SpansByPage) -> _ModelNames:
