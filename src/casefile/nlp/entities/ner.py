@@ -71,3 +71,9 @@ def english_words() -> frozenset[str]:
     lookups = Lookups().from_bytes(data.read_bytes())
     index = lookups.get_table("lemma_index")
     return frozenset(word for words in index.values() for word in words if word.isalpha())
+
+
+def warm_up() -> None:
+    """Load the model and its word index now (the AI pool's initializer), not in the first job."""
+    _pipeline()
+    english_words()
