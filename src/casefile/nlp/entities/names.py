@@ -47,6 +47,7 @@ _ROLE_OF = re.compile(
 )
 _TITLED_PERSON_OF = re.compile(r"^(?:Mr|Mrs|Ms|Dr|Prof)\.?[ ](?:[A-Z][a-z]+[ ]){1,3}of[ ](?=[A-Z])")
 _ORG_WORDS = word_set("organization_words")
+_LEGAL_FORM_WORDS = word_set("legal_forms") - {"Co", "CO", "AG", "PC"}  # also initials or names
 
 _TITLE = (
     r"(?:Mr|Mrs|Ms|Miss|Dr|Prof|Professor|Judge|Justice|Hon|Honorable|Honourable|Magistrate Judge"
@@ -206,11 +207,15 @@ def _title_case(name: str) -> str:
     return " ".join(w if len(w) <= 2 and w.endswith(".") else w.capitalize() for w in name.split())
 
 
+# "a Delaware corporation", "a British Columbia Corporation": a description of a party, not a name.
+_DESCRIBED = re.compile(r"(?:^|\s)an?\s+$")
+
+
 def _generic_company(name: str, vocabulary: _Vocabulary) -> bool:
     """ "Investment Company", "WHEREAS, Company": one ordinary word before a legal form is a
     description or a defined term, not a name."""
     words = [w for w in re.split(r"[\s,]+", name) if w]
-    return len(words) == 2 and words[0].casefold() in vocabulary.lower and not words[0].isupper()
+    return len(words) == 2 and words[0].casefold() in vocabulary.lower
 
 
 def _organizations(
@@ -234,7 +239,7 @@ def _organizations(
             if cleaned is None or overlaps(spans, match.start(), match.end()):
                 continue
             name, start = cleaned
-            if _generic_company(name, vocabulary):
+            if _generic_company(name, vocabulary) or _DESCRIBED.search(page.text, 0, start):
                 continue
             add(name, page.number, start, start + len(name))
             taken.append((start, start + len(name)))
@@ -266,6 +271,8 @@ def _valid_person(name: str) -> bool:
     words = name.split()
     if not words or any(w.strip(".,") in _NOT_NAME_WORDS or w in _ORG_WORDS for w in words):
         return False
+    if any(w.strip(",") in _LEGAL_FORM_WORDS or w.strip(".,") in _LEGAL_FORM_WORDS for w in words):
+        return False  # "Cooley LLP", "Sandhill Amusements, Inc." are firms
     return not all(len(w.rstrip(".")) == 1 for w in words)
 
 
@@ -465,13 +472,18 @@ def _model_organization(name: str, vocabulary: _Vocabulary) -> bool:
     words = name.split()
     if len(words) < 2 or not words[0][:1].isupper() or name.casefold() in vocabulary.defined:
         return False
+    if words[-1].casefold() in vocabulary.defined:
+        return False  # ends on a defined role ("the 'Individual'"): "Release Individual"
     if any(w.strip(".,") in _NOT_ORG_WORDS for w in words) or any(c.isdigit() for c in name):
         return False
     if _GLUED_WORD.search(name) or _COURT_DISTRICT.search(name) or _COURT_PART.search(name):
         return False
     if "v." in words or "v" in words:
         return False
-    if any(w[:1].islower() and w not in _NAME_LINK_WORDS for w in words) or words[-1] in _ADDRESS_WORDS:
+    if (
+        any(w[:1].islower() and w not in _NAME_LINK_WORDS for w in words)
+        or words[-1].rstrip(".") in _ADDRESS_WORDS
+    ):
         return False  # "Fee the Company" is a heading and a sentence; "K Street NW" an address
     if words[-1] in _NOT_ORG_LAST_WORDS:
         return False
@@ -489,7 +501,7 @@ def _model_person(name: str, vocabulary: _Vocabulary) -> bool:
     words = name.split()
     if len(words) < 2 or not _valid_person(name) or any(c.isdigit() for c in name):
         return False
-    if words[-1] in _ADDRESS_WORDS or _GLUED_WORD.search(name) or "v." in words or "v" in words:
+    if words[-1].rstrip(".") in _ADDRESS_WORDS or _GLUED_WORD.search(name) or "v." in words or "v" in words:
         return False
     if name.casefold() in vocabulary.defined:
         return False
