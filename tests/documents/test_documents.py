@@ -139,17 +139,6 @@ def test_title_defaults_to_the_file_name(admin: httpx.Client, case) -> None:
         (b"From: a@b.test\r\nTo: c@d.test\r\nSubject: Offer\r\n\r\nDear Sir,", "mail.txt", "message/rfc822"),
         (b"# Heads of terms\n\n- price\n", "terms.md", "text/markdown"),
         ("Schriftsatz für Müller \u2013 § 823 BGB\n".encode(), "s.txt", "text/plain"),
-        # Not UTF-8: files from older systems in Windows-1252 and Latin-1 are text too (issue 13).
-        (
-            "Mr. O\u2019Brien\u2019s claim under 38 U.S.C. § 1155 \u2013 denied.\n".encode("cp1252"),
-            "bva.txt",
-            "text/plain",
-        ),
-        (
-            "Schriftsatz für Müller, § 823 BGB, Kläger gegen Beklagte.\n".encode("latin-1"),
-            "s.txt",
-            "text/plain",
-        ),
     ],
 )
 def test_type_is_detected_from_the_bytes(
