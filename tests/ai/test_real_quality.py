@@ -1,9 +1,9 @@
 """Quality floors on the set of real documents (tests/ai/real; tests/ai/real_set.py measures).
 
 The floors are the figures measured on 2026-11-23 (bench/README.md, "AI quality on real
-documents") minus a small margin: they pass today and catch a regression. They are the "before"
-of issue 13, low on purpose where the pipeline is weak (people, organisations, citations); raise
-them as the pipeline improves. `pytest -s` prints the figures and every miss.
+documents") minus a small margin: they pass today and catch a regression. Raised after issue 13's
+entity model and rules, genre cues and answer scoring (the "before" figures are in
+bench/README.md); raise them again as the pipeline improves. `pytest -s` prints the figures and every miss.
 """
 
 from __future__ import annotations
@@ -21,16 +21,16 @@ from tests.support.servers import Api
 
 # (precision, recall) floors per entity category.
 FLOORS: dict[str, tuple[float, float]] = {
-    "people": (0.64, 0.14),
-    "organizations": (0.62, 0.40),
-    "dates": (0.97, 0.87),
+    "people": (0.83, 0.83),
+    "organizations": (0.67, 0.62),
+    "dates": (0.97, 0.94),
     "money": (0.97, 0.97),
-    "citations": (0.75, 0.45),
+    "citations": (0.95, 0.95),
 }
-TYPE_ACCURACY_FLOOR = 0.76
+TYPE_ACCURACY_FLOOR = 0.92
 # (recall@5, MRR) per kind of query.
 SEARCH_FLOORS = {"literal": (0.95, 0.95), "paraphrase": (0.52, 0.45)}
-ASK_ACCURACY_FLOOR = 0.60  # the first answer sentence is the labelled one
+ASK_ACCURACY_FLOOR = 0.72  # the first answer sentence is the labelled one
 
 
 def test_set_is_well_formed() -> None:

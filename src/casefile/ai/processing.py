@@ -43,7 +43,7 @@ import numpy as np
 
 from casefile.nlp import classify, extract, keywords, stats, summary
 from casefile.nlp.embedder import get_embedder
-from casefile.nlp.entities import citations, extract_entities
+from casefile.nlp.entities import citations, extract_entities, ner
 from casefile.nlp.entities.names import org_key
 from casefile.nlp.extract.pages import Extraction
 from casefile.nlp.passages import make_passages
@@ -66,9 +66,10 @@ class ProcessedDocument:
 
 
 def warm_up() -> None:
-    """Load the model, the tokenizer, eyecite and the type centroids (the pool's initializer)."""
+    """Load the models, the tokenizer, eyecite and the type centroids (the pool's initializer)."""
     get_embedder()
     citations.warm_up()
+    ner.warm_up()
     classify.centroids()
     stats.language([Page(1, "The parties agree to the terms of this settlement agreement.")])
 

@@ -36,6 +36,7 @@ from casefile.cases.access import visible_to
 from casefile.cases.models import Case
 from casefile.errors import ValidationFailed, permission_missing
 from casefile.listing import MAX_SEARCH_WORDS
+from casefile.nlp.answers import answer_adjustment, asked_kinds
 from casefile.nlp.sentences import Span, split_sentences
 from casefile.nlp.types import Page
 from casefile.nlp.words import WORD, content_words, split_words
@@ -57,7 +58,7 @@ TITLE_CANDIDATES = 100
 # passages"): related query/passage pairs score 0.30-0.70, unrelated ones below 0.20.
 SEMANTIC_MIN_SIMILARITY = 0.30
 
-ASK_PASSAGES = 4
+ASK_PASSAGES = 6
 ASK_TEXT_CANDIDATES = 50
 # Ask: a passage must be at least this similar to the question (or match its words) to be used,
 # and a sentence must score at least ANSWER_MIN_SCORE to be an answer.
@@ -309,6 +310,36 @@ def _not_grounded(question: str, message: str) -> dict[str, Any]:
     }
 
 
+def _merged_passages(ranked: list[tuple[PassageRow, float]]) -> list[dict[str, Any]]:
+    """The passages an answer drew on, in rank order, with overlapping or adjacent passages of
+    one page merged into one (so no sentence is shown twice); a merged passage keeps the best score."""
+    merged: list[dict[str, Any]] = []
+    for passage, score in ranked:
+        for item in merged:
+            same_page = item["document_id"] == passage.document_id and item["page"] == passage.page
+            if same_page and passage.start <= item["end"] and item["start"] <= passage.end:
+                if passage.start < item["start"]:
+                    item["text"] = passage.text + item["text"][passage.end - item["start"] :]
+                    item["start"] = passage.start
+                if passage.end > item["end"]:
+                    item["text"] += passage.text[item["end"] - passage.start :]
+                    item["end"] = passage.end
+                break
+        else:
+            merged.append(
+                {
+                    "document_id": passage.document_id,
+                    "document_title": passage.document_title,
+                    "page": passage.page,
+                    "start": passage.start,
+                    "end": passage.end,
+                    "text": passage.text,
+                    "score": round(score, 6),
+                }
+            )
+    return merged
+
+
 async def ask(session: AsyncSession, case: Case, question: str) -> dict[str, Any]:
     """Answer from the passages of `case`, which the caller was checked to see."""
     case_id = case.id
@@ -338,11 +369,16 @@ async def ask(session: AsyncSession, case: Case, question: str) -> dict[str, Any
         return _not_grounded(question, NOT_GROUNDED)
 
     candidates: list[tuple[PassageRow, Span]] = []
+    placed: set[tuple[str, int, int]] = set()
     for i in top:
         passage = found.passages[i]
         # Offsets of these sentences are within the passage's text.
-        in_passage = split_sentences(Page(passage.page, passage.text))
-        candidates += [(passage, s) for s in in_passage if _answerable(s.text)]
+        for sentence in split_sentences(Page(passage.page, passage.text)):
+            # Passages overlap by a sentence: each sentence of a document is a candidate once.
+            where = (passage.document_id, passage.page, passage.start + sentence.start)
+            if _answerable(sentence.text) and where not in placed:
+                placed.add(where)
+                candidates.append((passage, sentence))
     candidates = candidates[:MAX_SENTENCES_EMBEDDED]
     if not candidates:
         return _not_grounded(question, NOT_GROUNDED)
@@ -351,11 +387,14 @@ async def ask(session: AsyncSession, case: Case, question: str) -> dict[str, Any
     sentence_vectors = await embed([f"{p.document_title}. {s.text}" for p, s in candidates])
     semantic = sentence_vectors @ query
     distinct = set(words)
+    kinds = asked_kinds(question)
     scored: list[tuple[float, int]] = []
     for n, (_, sentence) in enumerate(candidates):
         tokens = set(split_words(sentence.text))
         shared = sum(1 for w in distinct if any(same_word(t, w) for t in tokens))
         bonus = LEXICAL_BONUS * shared / len(distinct) if distinct else 0.0
+        # A sentence stating the kind of fact asked for beats a heading that names the subject.
+        bonus += answer_adjustment(question, sentence.text, kinds)
         scored.append((float(semantic[n]) + bonus, n))
     scored.sort(key=lambda item: (-item[0], item[1]))
     best = scored[0][0]
@@ -384,18 +423,7 @@ async def ask(session: AsyncSession, case: Case, question: str) -> dict[str, Any
     return {
         "question": question,
         "answer": {"text": " ".join(s["text"] for s in sentences), "sentences": sentences},
-        "passages": [
-            {
-                "document_id": found.passages[i].document_id,
-                "document_title": found.passages[i].document_title,
-                "page": found.passages[i].page,
-                "start": found.passages[i].start,
-                "end": found.passages[i].end,
-                "text": found.passages[i].text,
-                "score": round(scores[i], 6),
-            }
-            for i in top
-        ],
+        "passages": _merged_passages([(found.passages[i], scores[i]) for i in top]),
         "grounded": True,
         "message": None,
     }

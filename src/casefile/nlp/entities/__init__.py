@@ -1,18 +1,27 @@
-"""Entities by rules, with offsets: people, organisations, dates, money and legal citations.
+"""Entities with offsets: people, organisations, dates, money and legal citations.
 
-No statistical model: the research (docs/research/local-ai-options.md §5) found that a small
-English NER model mislabels exactly the things legal text is full of (amounts, numeric dates,
-captions), while rules do not. Citations come from eyecite (Free Law Project), with a few rules for
-what it misses (sections with letter suffixes such as `15 U.S.C. § 1692c`, Illinois `ILCS`,
-`Fed. R. Civ. P.`).
+People and organisations: spaCy's small English NER model (ner.py, installed as a package, nothing
+downloaded) plus legal rules (names.py). On real documents rules alone found fewer than one person
+in five (issue 13): counsel lists, amici and bodies without a legal form follow no layout a rule
+can know. The model's spans are checked by rules (no courts, no defined terms or capitalised
+common phrases, no addresses, glued words cut, parties of cited cases left out), and the rules
+keep what they know better: signature blocks, captions, panels and justices, legal forms.
+Dates, money and citations stay rules: the research (docs/research/local-ai-options.md §5) found
+the small model mislabels exactly those (amounts, numeric dates). Citations come from eyecite
+(Free Law Project), with rules for what it misses (sections with letter suffixes such as
+`15 U.S.C. § 1692c`, statute lists `§§ 1155, 5107(b)` one citation per section, ranges by their
+first section, state laws by name, state codes without `§` such as `KRS 117.235`, Illinois
+`ILCS`, federal, circuit and state court rules); line breaks inside a citation are ignored.
 
 Conventions (also in docs/decisions/0007-ai-pipeline.md):
-- dates: full calendar dates only, as ISO `YYYY-MM-DD`. Ambiguous numeric dates with slashes or
-  dashes are read month-first (US usage: `05/01/2024` is 1 May); when the first number cannot be a
-  month (`21/03/2025`) day-first is used. Dotted numeric dates (`15.06.2024`) are day-first
-  (European usage).
+- dates: full calendar dates only, as ISO `YYYY-MM-DD`; a day range ("April 25 and 26, 1996")
+  gives both dates; two-digit years with slashes (`04/16/21`) are 2000-2049 or 1950-1999.
+  Ambiguous numeric dates with slashes or dashes are read month-first (US usage: `05/01/2024` is
+  1 May); when the first number cannot be a month (`21/03/2025`) day-first is used. Dotted numeric
+  dates (`15.06.2024`) are day-first (European usage).
 - money: `{"amount": "12500.00", "currency": "USD"}`, symbols and codes mapped to ISO 4217;
-  `1.234,56` (decimal comma) is understood; `$3.2 million` is `3200000.00`.
+  `1.234,56` (decimal comma) is understood; `$3.2 million` is `3200000.00`; amounts in words
+  ("one million dollars") are read.
 - citations: the normalised citation string is the `value` (`347 U.S. 483`,
   `42 U.S.C. § 1983`: subsections dropped), with eyecite's fields.
 - parties of *cited* cases stay on their citation (plaintiff/defendant) and are not listed as

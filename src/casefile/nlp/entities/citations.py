@@ -29,6 +29,32 @@ _SECTION = re.compile(r"§§?\s*(?P<section>\d[\dA-Za-z.\-]*)")
 # What may name a code right before "§": "42 U.S.C.", "Cal. Civ. Code", "Mass. Gen. Laws ch. 149,".
 _CODE_BEFORE = re.compile(r"((?:\d+\s+)?(?:(?:[A-Z][A-Za-z.]*|ch\.\s\d+[A-Z]?,)\s+){1,7})$")
 _ILCS = re.compile(r"\b(?P<chapter>\d+)\s+ILCS\s+(?P<section>\d+/[\dA-Za-z.\-]*[\dA-Za-z])")
+# State codes cited without "§": "KRS 117.235", "RCW 4.16.080", "ORS 12.110", "NRS 11.190".
+_STATE_CODE = re.compile(
+    r"\b(?P<code>KRS|RCW|ORS|NRS|MCL|HRS|RSA|A\.R\.S\.|N\.J\.S\.A\.|O\.C\.G\.A\.)\s+(?:§\s*)?"
+    r"(?P<section>\d+[A-Z]?(?:[.:-]\d+[A-Za-z]?)+)"
+)
+_NAMED_LAW = re.compile(r"(?:[A-Z][a-z]+\s+){1,3}(?:Law|Laws|Code|Act)\s+$")
+# Circuit rules: "5th Circuit Rule 47.5", "3d Cir. L.A.R. 113", "3rd Circuit LAR Misc. 107.2",
+# "Federal Circuit Rule 47.3"; written in the reporters' short form ("5th Cir. R. 47.5").
+_CIRCUIT_RULE = re.compile(
+    r"\b(?P<circuit>\d+(?:st|nd|rd|th|d)|Federal|Fed\.)\s+Cir(?:cuit|\.)\s+"
+    r"(?P<kind>Rule|R\.|L\.\s?A\.\s?R\.|LAR)\s+(?P<misc>Misc\.\s+)?(?P<rule>\d+(?:\.\d+)?)"
+)
+# A state court rule cited by number alone: "Rule 24.035", "Rule 29.12(c)".
+_BARE_RULE = re.compile(r"\bRule\s+(?P<rule>\d+\.\d+)")
+# The federal rules written out: "Federal Rule of Appellate Procedure 28(j)".
+_FEDERAL_RULE_WORDS = re.compile(
+    r"\bFederal\s+Rules?\s+of\s+(?P<kind>Civil|Criminal|Appellate|Evidence|Bankruptcy)\s+(?:Procedure\s+)?"
+    r"(?P<rule>\d+(?:\.\d+)?)"
+)
+_FEDERAL_KINDS = {
+    "Civil": "Civ",
+    "Criminal": "Crim",
+    "Appellate": "App",
+    "Evidence": "Evid",
+    "Bankruptcy": "Bankr",
+}
 _COURT_RULE = re.compile(
     r"\bFed\.\s?R\.\s?(?P<kind>Civ|Crim|App|Evid|Bankr)\.\s?P\.\s?(?P<rule>\d+(?:\.\d+)?)"
 )
@@ -40,8 +66,26 @@ def _section_after(text: str, position: int) -> tuple[str, str, int] | None:
     if match is None:
         return None
     section = match.group("section").rstrip(".-")
-    marker = "§§" if text.startswith("§§", position) else "§"
-    return marker, section, match.start("section") + len(section)
+    end = match.start("section") + len(section)
+    section = _RANGE.sub(r"\1", section)  # "§§ 4.1-4.10" is cited by its first section
+    # Each section of a list is its own citation (`§§ 1155, 5107(b)` cites § 1155 and § 5107).
+    return "§", section, end
+
+
+# A range of sections "4.1-4.10" (but "2000e-2" is one section: its parts differ in shape).
+_RANGE = re.compile(r"^(\d+\.\d+)-\d+\.\d+$")
+# The further sections of a list after the first: ", 5107(b)", ", 4.1-4.10", "; and 4.16" is not.
+_MORE_SECTIONS = re.compile(r"(?:\([\w.]+\))*,[ ]+(?:and[ ]+)?(?P<section>\d[\dA-Za-z.\-]*[\dA-Za-z])")
+
+
+def _list_sections(text: str, end: int) -> list[tuple[str, int, int]]:
+    """(section, start, end) of the sections listed after a `§§` citation's first one."""
+    out = []
+    while (match := _MORE_SECTIONS.match(text, end)) is not None:
+        section = _RANGE.sub(r"\1", match.group("section"))
+        out.append((section, match.start("section"), match.end("section")))
+        end = match.end()
+    return out
 
 
 def _normalise_code(code: str) -> str:
@@ -64,7 +108,9 @@ def _page_citations(page: Page, found: EntitySet) -> Spans:
     taken: Spans = []
     excluded: Spans = []
     last_case: Entity | None = None
-    for citation in eyecite.get_citations(text):
+    # Line breaks become spaces (same length, same offsets): a citation broken across lines
+    # ("241 AD3d\n1126") is found whole.
+    for citation in eyecite.get_citations(text.replace("\n", " ")):
         kind = type(citation).__name__
         start, end = citation.span()
         if kind == "FullCaseCitation":
@@ -80,6 +126,8 @@ def _page_citations(page: Page, found: EntitySet) -> Spans:
             if parsed is not None:
                 _add_law(found, text[start:at], parsed, page.number, start, citation)
                 taken.append((start, parsed[2]))
+                if text.startswith("§§", at):
+                    taken.append(_add_listed(found, text[start:at], text, parsed[2], page.number))
     _add_missed_sections(found, page, taken)
     _add_rule_citations(found, page)
     return excluded
@@ -162,6 +210,15 @@ def _add_law(  # noqa: PLR0917
     entity.text = value if first != (page, start, end) else entity.text
 
 
+def _add_listed(found: EntitySet, code: str, text: str, end: int, page: int) -> tuple[int, int]:
+    """The further sections of a `§§` list, each its own citation; the span they cover."""
+    last = end
+    for section, start, stop in _list_sections(text, end):
+        _add_law(found, code, ("§", section, stop), page, start)
+        last = stop
+    return end, last
+
+
 def _add_missed_sections(found: EntitySet, page: Page, taken: Spans) -> None:
     """Sections eyecite does not recognise (`42 U.S.C. § 2000e`, `Mass. Gen. Laws ch. 149, § 24L`)."""
     text = page.text
@@ -175,16 +232,32 @@ def _add_missed_sections(found: EntitySet, page: Page, taken: Spans) -> None:
             continue
         code_text = code.group(1)
         # A code name has an abbreviation or a title number; a capitalised sentence start does not.
-        if "." not in code_text and not code_text[0].isdigit():
+        # A state law cited by its name keeps the name: "Judiciary Law § 431", "Penal Law\n§ 65.10".
+        named = _NAMED_LAW.search(code_text)
+        if named:
+            code_text = named.group(0)
+        elif "." not in code_text and not code_text[0].isdigit():
             continue
         start = at - len(code_text)
         found_entity_text = text[start : parsed[2]]
         _add_law(found, code_text, parsed, page.number, start)
         found.items[f"{_normalise_code(code_text)} {parsed[0]} {parsed[1]}"].text = found_entity_text
         taken.append((start, parsed[2]))
+        if text.startswith("§§", at):
+            taken.append(_add_listed(found, code_text, text, parsed[2], page.number))
 
 
 def _add_rule_citations(found: EntitySet, page: Page) -> None:
+    for match in _STATE_CODE.finditer(page.text):
+        if "§" in match.group(0):
+            continue  # found with the other sections
+        value = f"{match.group('code')} {match.group('section')}"
+        entity = found.add(value, match.group(0), page.number, *match.span(), value)
+        entity.extra = entity.extra or {
+            "type": "statute",
+            "code": match.group("code"),
+            "section": match.group("section"),
+        }
     for match in _ILCS.finditer(page.text):
         section = re.sub(r"\(.*$", "", match.group("section"))
         value = f"{match.group('chapter')} ILCS {section}"
@@ -192,5 +265,30 @@ def _add_rule_citations(found: EntitySet, page: Page) -> None:
         entity.extra = entity.extra or {"type": "statute", "code": "ILCS", "section": section}
     for match in _COURT_RULE.finditer(page.text):
         value = f"Fed. R. {match.group('kind')}. P. {match.group('rule')}"
+        entity = found.add(value, match.group(0), page.number, *match.span(), value)
+        entity.extra = entity.extra or {"type": "court_rule", "rule": match.group("rule")}
+    for match in _FEDERAL_RULE_WORDS.finditer(page.text):
+        kind = _FEDERAL_KINDS[match.group("kind")]
+        value = (
+            f"Fed. R. {kind}. P. {match.group('rule')}"
+            if kind != "Evid"
+            else f"Fed. R. Evid. {match.group('rule')}"
+        )
+        entity = found.add(value, match.group(0), page.number, *match.span(), value)
+        entity.extra = entity.extra or {"type": "court_rule", "rule": match.group("rule")}
+    taken: Spans = []
+    for match in _CIRCUIT_RULE.finditer(page.text):
+        circuit = {"Federal": "Fed.", "Fed.": "Fed."}.get(match.group("circuit"))
+        circuit = circuit or re.sub(r"(?<=\d)(?:nd|rd)$", "d", match.group("circuit"))
+        kind = "R." if match.group("kind") in {"Rule", "R."} else "L.A.R."
+        misc = "Misc. " if match.group("misc") else ""
+        value = f"{circuit} Cir. {kind} {misc}{match.group('rule')}"
+        entity = found.add(value, match.group(0), page.number, *match.span(), value)
+        entity.extra = entity.extra or {"type": "court_rule", "rule": match.group("rule")}
+        taken.append(match.span())
+    for match in _BARE_RULE.finditer(page.text):
+        if any(s <= match.start() < e for s, e in taken):
+            continue
+        value = f"Rule {match.group('rule')}"
         entity = found.add(value, match.group(0), page.number, *match.span(), value)
         entity.extra = entity.extra or {"type": "court_rule", "rule": match.group("rule")}

@@ -36,19 +36,45 @@ _MONTH = (
 )
 _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>(?:1[89]|20|21)\d\d)"
+# A month may be glued to the word before it by a PDF's extraction ("concludingNovember 2nd").
+_START = r"(?:\b|(?<=[a-z]))"
+# "April 25 and 26, 1996", "June 3-5, 2024": a range of days gives each date it names at its ends.
+_DAY_RANGE = re.compile(
+    rf"{_START}{_MONTH}\s*(?P<first>[0-3]?\d)(?:st|nd|rd|th)?\s*(?:and|&|-|\u2013|to|through)\s*"
+    rf"(?P<last>[0-3]?\d)(?:st|nd|rd|th)?,?\s+{_YEAR}\b"
+)
 _DATE_PATTERNS = [
-    re.compile(rf"\b{_MONTH}\s+{_DAY},?\s+{_YEAR}\b"),  # March 3, 2024
-    re.compile(rf"\b{_DAY}\s+(?:day\s+of\s+)?{_MONTH},?\s+{_YEAR}\b"),  # 3 March 2024, 3rd day of March, 2024
+    re.compile(rf"{_START}{_MONTH}\s*{_DAY},?\s+{_YEAR}\b"),  # March 3, 2024; glued "January11, 2018"
+    re.compile(rf"\b{_DAY}\s+(?:day\s+of\s*)?{_MONTH},?\s+{_YEAR}\b"),  # 3 March 2024, 3rd day of March, 2024
     re.compile(rf"\b{_YEAR}-(?P<m>[01]?\d)-(?P<d>[0-3]?\d)\b"),  # 2024-05-17
     re.compile(
         r"\b(?P<a>[0-3]?\d)(?P<sep>[/-])(?P<b>[0-3]?\d)(?P=sep)(?P<year>(?:19|20|21)\d\d)\b"
     ),  # 05/01/2024
     re.compile(r"\b(?P<d>[0-3]?\d)\.(?P<m>[01]?\d)\.(?P<year>(?:19|20|21)\d\d)\b"),  # 15.06.2024
+    # Two-digit years, with slashes only ("Filed 04/16/21"): 00-49 are 2000s, 50-99 1900s.
+    re.compile(r"(?<![\d/])(?P<a>[01]?\d)/(?P<b>[0-3]?\d)/(?P<year>\d\d)(?![\d/])"),
 ]
 
 
 def find_dates(pages: list[Page]) -> list[dict[str, Any]]:
-    return find_by_patterns(pages, _DATE_PATTERNS, _date_entry)
+    found = find_by_patterns(pages, _DATE_PATTERNS, _date_entry)
+    known = {item["value"]: item for item in found}
+    for page in pages:
+        for match in _DAY_RANGE.finditer(page.text):
+            month, year = _MONTHS[match.group("month").lower().rstrip(".")], int(match.group("year"))
+            for group in ("first", "last"):
+                try:
+                    iso = date(year, month, int(match.group(group))).isoformat()
+                except ValueError:
+                    continue
+                occurrence = {"page": page.number, "start": match.start(group), "end": match.end(group)}
+                if iso in known:
+                    if occurrence not in known[iso]["occurrences"]:
+                        known[iso]["occurrences"].append(occurrence)
+                else:
+                    known[iso] = {"text": match.group(0), "value": iso, "occurrences": [occurrence]}
+                    found.append(known[iso])
+    return found
 
 
 def _date_entry(match: re.Match[str]) -> tuple[str, str] | None:
@@ -62,6 +88,8 @@ def _date_entry(match: re.Match[str]) -> tuple[str, str] | None:
 def _date_value(match: re.Match[str]) -> date | None:
     groups = match.groupdict()
     year = int(groups["year"])
+    if year < 100:
+        year += 2000 if year < 50 else 1900
     if groups.get("month"):
         month, day = _MONTHS[groups["month"].lower().rstrip(".")], int(groups["day"])
     elif groups.get("a"):

@@ -26,8 +26,82 @@ _SCALES = {"thousand": 1_000, "k": 1_000, "million": 1_000_000, "mn": 1_000_000,
 _SCALES |= {"billion": 1_000_000_000, "bn": 1_000_000_000}
 
 
+_UNITS = {
+    word: n
+    for n, word in enumerate(
+        [
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+            "thirteen",
+            "fourteen",
+            "fifteen",
+            "sixteen",
+            "seventeen",
+            "eighteen",
+            "nineteen",
+        ]
+    )
+}
+_TENS = {
+    w: 10 * (i + 2)
+    for i, w in enumerate(["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"])
+}
+_MULTIPLIERS = {"thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000}
+_NUMBER_WORD = "|".join([*_UNITS, *_TENS, "hundred", *_MULTIPLIERS])
+# "one million dollars", "Two Hundred Fifty Thousand Dollars ($250,000)", "twenty-five dollars".
+_MONEY_IN_WORDS = re.compile(
+    rf"(?i:\b(?P<words>(?:{_NUMBER_WORD})(?:(?:[ -]|[ ]and[ ])(?:{_NUMBER_WORD}))*)"
+    r"[ ](?:(?:U\.S\.|United States)[ ])?(?P<cur>dollars|euros|pounds sterling)\b)"
+)
+
+
+def _words_value(words: str) -> int | None:
+    total, current = 0, 0
+    for word in re.split(r"[ -]+", words.lower()):
+        if word == "and":
+            continue
+        if word in _UNITS:
+            current += _UNITS[word]
+        elif word in _TENS:
+            current += _TENS[word]
+        elif word == "hundred":
+            current = max(current, 1) * 100
+        elif word in _MULTIPLIERS:
+            total += max(current, 1) * _MULTIPLIERS[word]
+            current = 0
+        else:
+            return None
+    return total + current or None
+
+
+def _money_in_words_entry(match: re.Match[str]) -> tuple[str, dict[str, str]] | None:
+    amount = _words_value(match.group("words"))
+    if amount is None:
+        return None
+    currency = _WORDS[match.group("cur").lower()]
+    value = {"amount": f"{Decimal(amount).quantize(Decimal('0.01'))}", "currency": currency}
+    return f"{value['currency']} {value['amount']}", value
+
+
 def find_money(pages: list[Page]) -> list[dict[str, Any]]:
-    return find_by_patterns(pages, _MONEY_PATTERNS, _money_entry)
+    found = find_by_patterns(pages, _MONEY_PATTERNS, _money_entry)
+    known = {f"{item['value']['currency']} {item['value']['amount']}" for item in found}
+    # Amounts in words: the figures beside them, when given, were found above.
+    in_words = find_by_patterns(pages, [_MONEY_IN_WORDS], _money_in_words_entry)
+    return found + [
+        item for item in in_words if f"{item['value']['currency']} {item['value']['amount']}" not in known
+    ]
 
 
 def _money_entry(match: re.Match[str]) -> tuple[str, dict[str, str]] | None:

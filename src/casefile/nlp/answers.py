@@ -1,0 +1,95 @@
+"""How well a sentence can answer a question, beyond meaning alone (used by `/cases/{id}/ask`).
+
+The embedding finds sentences about the question's subject; a lawyer asking "when does the term
+end?" wants the one that states a date, not the agreement's title that names the term. So:
+
+- the kind of fact a question asks for (a date, a duration, an amount, a person or body, a place)
+  is read from its wording, and a sentence stating a fact of that kind scores more;
+- headings, captions and preambles (text mostly in capitals, caption brackets, "Re:" lines,
+  "THIS AGREEMENT made ... between" openings) score less: they name a subject, they state nothing.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .entities.dates import find_dates
+from .entities.money import find_money
+from .types import Page
+
+# What a question asks for, from its wording.
+_ASKS = {
+    "date": re.compile(
+        r"(?i)^\s*(?:by\s+)?when\b|\bwhat\s+(?:date|day|year)\b|\bon\s+which\s+date\b|\bdeadline\b"
+    ),
+    "duration": re.compile(r"(?i)\bhow\s+long\b|\bfor\s+how\s+many\b|\b(?:term|period|duration)\b"),
+    "amount": re.compile(
+        r"(?i)\bhow\s+much\b|\bwhat\s+(?:\w+\s+){0,2}(?:fee|price|amount|sum|payment|compensation|rent|salary|cost)s?\b"
+        r"|\bwhat\s+share\b|\bwhat\s+percentage\b"
+    ),
+    "party": re.compile(
+        r"(?i)^\s*(?:to\s+)?(?:who|whom)\b|\bwhich\s+(?:company|firm|party|person|court|judge)\b"
+    ),
+    "place": re.compile(
+        r"(?i)^\s*where\b|\bin\s+which\s+(?:country|state|city|area|territory)\b|\b(?:area|territory)\b"
+    ),
+}
+_DURATION = re.compile(
+    r"(?i)\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty"
+    r"|forty[- ]five|sixty|ninety)\s*(?:\(\d+\)\s*)?(?:calendar\s+|business\s+)?"
+    r"(?:years?|months?|weeks?|days?)\b"
+    r"|\buntil\b|\bexpires?\b|\bterminat"
+)
+_PERCENT = re.compile(r"\d\s*%|\bper\s*cent\b|\bpercent\b|\b(?:half|third|quarter)\b", re.IGNORECASE)
+_NAME = re.compile(r"(?<=[a-z,;:]\s)[A-Z][a-z]+(?:\s+(?:[A-Z]\.\s+)?[A-Z][a-z]+)+")
+_PLACE = re.compile(r"\b(?:in|within|throughout|of)\s+(?:the\s+)?[A-Z][a-z]+")
+_CAPTION_MARK = re.compile(r"\]\s|^\s*(?:RE|Re|IN RE|In re):|\bv\.\s|\bversus\b")
+_PREAMBLE = re.compile(
+    r"(?i)^\W*(?:exhibit\s+[\w.]+\s*)?this\s+(?:[\w-]+\s+){0,6}agreement\b.{0,200}\b(?:made|between)\b"
+)
+_CAPITALISED_WORD = re.compile(r"\b[A-Z][A-Za-z'-]*\b")
+_WORD = re.compile(r"\b[A-Za-z][A-Za-z'-]*\b")
+
+FACT_BONUS = 0.08  # a sentence stating the kind of fact asked for
+HEADING_PENALTY = 0.2  # at most, for a sentence that is all heading
+
+
+def asked_kinds(question: str) -> set[str]:
+    """The kinds of fact a question asks for: date, duration, amount, party, place (may be none)."""
+    return {kind for kind, pattern in _ASKS.items() if pattern.search(question)}
+
+
+def states_kind(sentence: str, kind: str) -> bool:
+    page = [Page(1, sentence)]
+    if kind == "date":
+        return bool(find_dates(page))
+    if kind == "duration":
+        return bool(_DURATION.search(sentence)) or bool(find_dates(page))
+    if kind == "amount":
+        return bool(find_money(page)) or bool(_PERCENT.search(sentence))
+    if kind == "party":
+        return bool(_NAME.search(sentence))
+    if kind == "place":
+        return bool(_PLACE.search(sentence))
+    return False
+
+
+def heading_share(sentence: str) -> float:
+    """0 for a sentence of prose, up to 1 for a heading, caption or preamble."""
+    words = _WORD.findall(sentence)
+    if not words:
+        return 1.0
+    upper = sum(1 for w in words if len(w) > 1 and w.isupper()) / len(words)
+    capitalised = len(_CAPITALISED_WORD.findall(sentence)) / len(words)
+    share = max(upper, max(0.0, capitalised - 0.5) * 2)
+    if _CAPTION_MARK.search(sentence) or _PREAMBLE.search(sentence):
+        share = max(share, 0.6)
+    return min(1.0, share)
+
+
+def answer_adjustment(question: str, sentence: str, kinds: set[str] | None = None) -> float:
+    """What to add to a sentence's similarity to the question: a bonus for stating the kind of fact
+    asked for, a penalty for being a heading."""
+    kinds = asked_kinds(question) if kinds is None else kinds
+    bonus = FACT_BONUS if any(states_kind(sentence, kind) for kind in kinds) else 0.0
+    return bonus - HEADING_PENALTY * heading_share(sentence)
