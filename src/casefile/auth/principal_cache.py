@@ -29,6 +29,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Hashable
+from dataclasses import dataclass
 from typing import Any
 
 from redis.asyncio import Redis
@@ -72,6 +73,12 @@ INFO_CHANGED = "principals_changed"
 NEUTRAL = "principal_neutral"
 
 
+@dataclass(frozen=True)
+class Ticket:
+    generation: int
+    taken_at: float  # time.monotonic()
+
+
 class PrincipalCache:
     def __init__(self, redis: Redis | None, key_prefix: str) -> None:
         self.redis = redis
@@ -82,44 +89,45 @@ class PrincipalCache:
         self._checked_at = float("-inf")
         self._entries: dict[Hashable, tuple[int, float, Any]] = {}
 
-    async def generation(self) -> int | None:
-        """The generation to tag a lookup with, after catching up with other processes' changes;
-        None when Redis cannot be read (then nothing may be served from, or kept in, the cache)."""
-        if self.redis is not None:
-            now = time.monotonic()
-            if now - self._checked_at >= SHARED_CHECK_SECONDS:
-                try:
-                    shared = await self.redis.get(self.shared_key)
-                except (RedisError, OSError):
-                    log.warning("principal cache: Redis unreadable, authenticating from the database")
-                    self._checked_at = float("-inf")
-                    return None
-                if shared != self._shared_seen:
-                    self._shared_seen = shared
-                    self._bump()
-                self._checked_at = now
-        return self._generation
+    async def generation(self) -> Ticket | None:
+        """The ticket to look up and keep an entry with, taken before the database is read, after
+        catching up with other processes' changes; None when Redis cannot be read (then nothing
+        may be served from, or kept in, the cache)."""
+        now = time.monotonic()
+        if self.redis is not None and now - self._checked_at >= SHARED_CHECK_SECONDS:
+            try:
+                shared = await self.redis.get(self.shared_key)
+            except (RedisError, OSError):
+                log.warning("principal cache: Redis unreadable, authenticating from the database")
+                self._checked_at = float("-inf")
+                return None
+            if shared != self._shared_seen:
+                self._shared_seen = shared
+                self._bump()
+            self._checked_at = now
+        return Ticket(self._generation, now)
 
-    def get(self, key: Hashable, generation: int | None) -> Any:
-        if generation is None or generation != self._generation:
+    def get(self, key: Hashable, ticket: Ticket | None) -> Any:
+        if ticket is None or ticket.generation != self._generation:
             return None
         entry = self._entries.get(key)
         if entry is None:
             return None
-        tagged, stored_at, value = entry
-        if tagged != generation or time.monotonic() - stored_at > self.max_age:
+        tagged, read_at, value = entry
+        if tagged != ticket.generation or ticket.taken_at - read_at > self.max_age:
             self._entries.pop(key, None)
             return None
         return value
 
-    def put(self, key: Hashable, generation: int | None, value: Any) -> None:
-        """Keep `value`, read from the database after `generation` was taken: if anything changed
-        since, the entry is already stale and is not kept."""
-        if generation is None or generation != self._generation:
+    def put(self, key: Hashable, ticket: Ticket | None, value: Any) -> None:
+        """Keep `value`, read from the database after `ticket` was taken: if anything changed
+        since, the entry is already stale and is not kept. Its age counts from the ticket (the
+        read may have started before a change committed, and ended after)."""
+        if ticket is None or ticket.generation != self._generation:
             return
         if len(self._entries) >= MAX_ENTRIES:
             self._entries.clear()  # rare (10,000 live credentials in one process); refilled on use
-        self._entries[key] = (generation, time.monotonic(), value)
+        self._entries[key] = (ticket.generation, ticket.taken_at, value)
 
     def _bump(self) -> None:
         self._generation += 1

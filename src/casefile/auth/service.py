@@ -248,15 +248,15 @@ async def authenticate_bearer(session: AsyncSession, runtime: Runtime, token: st
     if claims is None:
         raise invalid_token()
     cache_key = ("token", claims.session_id, claims.user_id)
-    generation = await runtime.principals.generation()
-    facts: _TokenFacts | None = runtime.principals.get(cache_key, generation)
+    ticket = await runtime.principals.generation()
+    facts: _TokenFacts | None = runtime.principals.get(cache_key, ticket)
     if facts is None:
         user = await session.get(User, claims.user_id)
         if user is None:
             raise invalid_token()
         denied = await runtime.deny_list.is_denied(session, claims.session_id)
         facts = _TokenFacts(role=user.role, active=user.active, denied=denied)
-        runtime.principals.put(cache_key, generation, facts)
+        runtime.principals.put(cache_key, ticket, facts)
     if not facts.active:  # before the deny-list: disabling also ends the sessions, say why
         raise user_disabled()
     if facts.denied:
@@ -343,14 +343,14 @@ async def authenticate_api_key(runtime: Runtime, session: AsyncSession, key: str
         raise invalid_api_key()
     digest = api_key_tokens.key_hash(key)
     cache_key = ("api_key", digest)
-    generation = await runtime.principals.generation()
-    cached: tuple[Principal, datetime | None] | None = runtime.principals.get(cache_key, generation)
+    ticket = await runtime.principals.generation()
+    cached: tuple[Principal, datetime | None] | None = runtime.principals.get(cache_key, ticket)
     if cached is not None:
         principal, expires_at = cached
         if expires_at is None or expires_at > utcnow():
             return principal
     principal, expires_at = await _api_key_from_database(runtime, session, prefix, digest)
-    runtime.principals.put(cache_key, generation, (principal, expires_at))
+    runtime.principals.put(cache_key, ticket, (principal, expires_at))
     return principal
 
 

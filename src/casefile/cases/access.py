@@ -137,13 +137,13 @@ async def case_for(
     """The case `case_id` if `principal` may see it (else CaseNotVisible, 404) and has `level` on
     it (else 403). In a write transaction the row is locked (as `db.get_or_404` does), so that
     the rules checked on it hold until the commit."""
-    # One statement: the case joined with its assignees (its `selectin` default would be a second).
-    statement = (
-        select(Case).options(joinedload(Case.assignees)).where(Case.id == case_id, visible_to(principal))
-    )
+    statement = select(Case).where(Case.id == case_id, visible_to(principal))
     lock = is_write_session(session)
-    if lock:  # SQLite leaves the clause out: its writers are serialised by BEGIN IMMEDIATE
-        statement = statement.with_for_update(of=Case)
+    # SQLite leaves FOR UPDATE out: its writers are serialised by BEGIN IMMEDIATE. When locking,
+    # the assignees are read by a second statement (the relationship's `selectin`) after the lock
+    # is granted: joined to this one, PostgreSQL would return them as they were before the wait
+    # (the statement's snapshot), missing a concurrent assignment. A read is one statement.
+    statement = statement.with_for_update(of=Case) if lock else statement.options(joinedload(Case.assignees))
     result = await session.execute(statement.execution_options(populate_existing=lock))
     case = result.unique().scalar_one_or_none()
     if case is None:
