@@ -70,11 +70,11 @@ def wait_ready(url: str, proc: subprocess.Popen[bytes], timeout: float = 60) -> 
 
 
 @contextlib.contextmanager
-def process(args: list[str], env: dict[str, str], ready_url: str) -> Iterator[None]:
-    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+def process(args: list[str], env: dict[str, str], ready_url: str) -> Iterator[int]:
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_ready(ready_url, proc)
-        yield
+        yield proc.pid
     finally:
         proc.terminate()
         try:
@@ -100,6 +100,26 @@ def postgres_database() -> Iterator[str]:
         yield PG.rsplit("/", 1)[0] + "/" + name
     finally:
         asyncio.run(admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU (user + system) used so far by `pid` and its descendants that are alive (uvicorn's
+    worker processes), from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+                children.setdefault(int(fields[1]), []).append(int(entry))
+    total, todo = 0.0, [pid]
+    while todo:
+        current = todo.pop()
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+        todo.extend(children.get(current, []))
+    return total
 
 
 # --- the load generator ---------------------------------------------------------------------
@@ -166,15 +186,20 @@ async def _one_connection(
 
 
 async def drive(
-    port: int, scenario: Scenario, token: str, connections: int, seconds: float
+    port: int, pid: int, scenario: Scenario, token: str, connections: int, seconds: float
 ) -> dict[str, float]:
     next_request = _request_bytes(scenario, f"127.0.0.1:{port}", token)
     now = time.perf_counter()
     warm_until, until = now + 1.0, now + 1.0 + seconds
     latencies: list[float] = []
-    results = await asyncio.gather(
-        *(_one_connection(port, next_request, until, warm_until, latencies) for _ in range(connections))
-    )
+    tasks = [
+        asyncio.create_task(_one_connection(port, next_request, until, warm_until, latencies))
+        for _ in range(connections)
+    ]
+    await asyncio.sleep(max(0.0, warm_until - time.perf_counter()))
+    cpu_start = cpu_seconds(pid)
+    results = await asyncio.gather(*tasks)
+    cpu = cpu_seconds(pid) - cpu_start
     done = sum(r[0] for r in results)
     bad = sum(r[1] for r in results)
     latencies.sort()
@@ -183,6 +208,7 @@ async def drive(
         "p50": statistics.median(latencies) * 1000 if latencies else float("nan"),
         "p99": latencies[int(len(latencies) * 0.99) - 1] * 1000 if latencies else float("nan"),
         "errors": bad,
+        "cpu_ms": cpu / done * 1000 if done else float("nan"),  # server CPU per answered request
     }
 
 
@@ -241,7 +267,7 @@ def run_db(kind: str, args: argparse.Namespace) -> list[tuple[str, dict[str, flo
         serve = [sys.executable, "-c", "from casefile.cli import main; main()", "serve", "--port", str(port)]
         serve += ["--workers", str(args.workers), "--no-worker"]
         base = f"http://127.0.0.1:{port}"
-        stack.enter_context(process(serve, env, base + "/healthz"))
+        server_pid = stack.enter_context(process(serve, env, base + "/healthz"))
         api = httpx.Client(base_url=base + "/api/v1", timeout=30)
         token = api.post("/auth/login", json={"email": EMAIL, "password": PASSWORD}).json()["data"]["token"]
         api.headers["Authorization"] = f"Bearer {token}"
@@ -281,15 +307,18 @@ def run_db(kind: str, args: argparse.Namespace) -> list[tuple[str, dict[str, flo
 
         rows = []
         for s in scenarios:
-            rows.append((s.name, asyncio.run(drive(port, s, token, args.connections, args.seconds))))
+            rows.append(
+                (s.name, asyncio.run(drive(port, server_pid, s, token, args.connections, args.seconds)))
+            )
         bare_port = free_port()
         bare = [sys.executable, __file__, "--bare-server", str(bare_port), str(answers_file)]
-        with process(bare, dict(os.environ), f"http://127.0.0.1:{bare_port}/api/v1/cases?limit=20"):
+        with process(
+            bare, dict(os.environ), f"http://127.0.0.1:{bare_port}/api/v1/cases?limit=20"
+        ) as bare_pid:
             table = []
             for (name, cf), s in zip(rows, scenarios, strict=True):
-                table.append(
-                    (name, cf, asyncio.run(drive(bare_port, s, token, args.connections, args.seconds)))
-                )
+                baseline = drive(bare_port, bare_pid, s, token, args.connections, args.seconds)
+                table.append((name, cf, asyncio.run(baseline)))
         return table
 
 
@@ -311,13 +340,18 @@ def main() -> None:
             f"\n## {kind}: {args.connections} connections, {args.seconds:g} s per scenario, "
             f"casefile serve --workers {args.workers}{' + Redis' if args.redis else ''}"
         )
-        print("| request | Casefile req/s | p50 ms | p99 ms | bare req/s | p50 ms | p99 ms | ratio |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+        print(
+            "| request | Casefile req/s | p50 ms | p99 ms | server CPU ms/req "
+            "| bare req/s | p50 ms | p99 ms | bare CPU ms/req | ratio |"
+        )
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for name, cf, bare in table:
             errors = f" ({cf['errors']:.0f} errors)" if cf["errors"] else ""
             print(
                 f"| {name}{errors} | {cf['rps']:.0f} | {cf['p50']:.1f} | {cf['p99']:.1f} | "
-                f"{bare['rps']:.0f} | {bare['p50']:.1f} | {bare['p99']:.1f} | {cf['rps'] / bare['rps']:.3f} |"
+                f"{cf['cpu_ms']:.2f} | "
+                f"{bare['rps']:.0f} | {bare['p50']:.1f} | {bare['p99']:.1f} | {bare['cpu_ms']:.2f} | "
+                f"{cf['rps'] / bare['rps']:.3f} |"
             )
 
 

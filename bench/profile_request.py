@@ -162,6 +162,9 @@ async def run(db_kind: str, n: int, profile: bool) -> dict[str, Any]:
                             await call()
                         prof.disable()
                         stats = pstats.Stats(prof)
+                        if os.environ.get("PROFILE_TOP"):
+                            print(f"\n### {db_kind} {name}: top functions by own CPU")
+                            stats.sort_stats("tottime").print_stats(int(os.environ["PROFILE_TOP"]))
                         for label, needle in LAYERS:
                             file_part, func = needle.rsplit(":", 1)
                             total = max(
