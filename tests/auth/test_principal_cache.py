@@ -9,6 +9,7 @@ request), then changes the caller through the first, and polls the second until 
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import time
 from collections.abc import Callable, Iterator
@@ -17,7 +18,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from redis.asyncio import Redis
 
+from casefile.auth.principal_cache import SHARED_CHECK_SECONDS, PrincipalCache
 from tests.support.assertions import ok
 from tests.support.factories import new_case
 from tests.support.servers import REDIS_URL, Api, make_settings, redis_available, serving
@@ -122,3 +125,29 @@ def test_a_wall_hides_the_case_at_once_in_every_process(pair: tuple[Api, Api]) -
             ok(read(there))
             ok(admin.put(f"/cases/{case['id']}/access", json=access))
             assert read(there).status_code == 404
+
+
+@pytest.mark.anyio
+async def test_with_redis_unreadable_nothing_is_served_from_the_cache() -> None:
+    """Fail closed: a process that cannot read the shared counter cannot know of other processes'
+    changes, so it serves nothing it cached (and keeps nothing) until Redis answers again."""
+    if not redis_available():
+        pytest.skip("Redis is not reachable")
+    prefix = f"test-pcache-{secrets.token_hex(4)}"
+    live = Redis.from_url(REDIS_URL)
+    cache = PrincipalCache(live, prefix)
+    try:
+        ticket = await cache.generation()
+        cache.put("k", ticket, "facts")
+        assert cache.get("k", await cache.generation()) == "facts"
+        cache.redis = Redis.from_url("redis://127.0.0.1:1", socket_connect_timeout=0.2)  # nothing listens
+        await asyncio.sleep(SHARED_CHECK_SECONDS)
+        down = await cache.generation()
+        assert down is None and cache.get("k", down) is None
+        cache.put("k", down, "facts")
+        cache.redis = live
+        await asyncio.sleep(SHARED_CHECK_SECONDS)
+        assert cache.get("k", await cache.generation()) is None  # dropped during the outage
+    finally:
+        await live.delete(cache.shared_key)
+        await live.aclose()

@@ -16,7 +16,9 @@ the deny-list, API keys, groups and members, case grants and walls) empties the 
   shared counter, and each process compares it with the one it saw at most every
   `SHARED_CHECK_SECONDS` (0.5 s) before serving from its cache. A revoked key or a logged-out
   token is therefore refused by every process within 0.5 s of the commit (bound stated as
-  ≤ 1 s). If Redis cannot be read, nothing is served from the cache (the database decides);
+  ≤ 1 s). If Redis cannot be read, nothing is served from the cache (the database decides), and
+  what was cached before is dropped; a change committed while Redis is down is signalled again
+  every 0.1 s until Redis answers (the bound then runs from Redis's return);
 - without Redis, other processes (a second `casefile serve` worker, the CLI) cannot signal: an
   entry is then served for at most `UNSHARED_MAX_AGE_SECONDS` (1 s) after it was read.
 
@@ -26,6 +28,7 @@ sites, so a new way of changing a user or a grant cannot forget to invalidate.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Hashable
@@ -47,6 +50,7 @@ UNSHARED_MAX_AGE_SECONDS = 1.0
 # when its entry is filled (at most once a minute, auth.service.LAST_USED_RESOLUTION).
 SHARED_MAX_AGE_SECONDS = 30.0
 MAX_ENTRIES = 10_000
+RESIGNAL_SECONDS = 0.1
 
 # The tables whose rows decide who a caller is and what it may reach.
 WATCHED_TABLES = frozenset(
@@ -88,6 +92,7 @@ class PrincipalCache:
         self._shared_seen: bytes | str | None = None
         self._checked_at = float("-inf")
         self._entries: dict[Hashable, tuple[int, float, Any]] = {}
+        self._resignal: asyncio.Task[None] | None = None
 
     async def generation(self) -> Ticket | None:
         """The ticket to look up and keep an entry with, taken before the database is read, after
@@ -99,6 +104,9 @@ class PrincipalCache:
                 shared = await self.redis.get(self.shared_key)
             except (RedisError, OSError):
                 log.warning("principal cache: Redis unreadable, authenticating from the database")
+                # A change may be signalled while we cannot read: nothing cached before the outage
+                # is served after it.
+                self._bump()
                 self._checked_at = float("-inf")
                 return None
             if shared != self._shared_seen:
@@ -136,17 +144,31 @@ class PrincipalCache:
     async def invalidate(self) -> None:
         """A watched change has committed: forget every entry here, and tell the other processes."""
         self._bump()
-        if self.redis is not None:
+        if self.redis is None:
+            return
+        try:
+            seen = await self.redis.incr(self.shared_key)
+        except (RedisError, OSError):
+            # Redis is down: the other processes cannot read the counter either, so they serve
+            # nothing from their caches (see `generation`) while it is. Keep trying to signal, so
+            # that one which did not notice a short outage hears of the change once Redis is back.
+            log.exception("principal cache: could not signal a change; retrying in the background")
+            if self._resignal is None or self._resignal.done():
+                self._resignal = asyncio.create_task(self._signal_until_it_works())
+            return
+        # Our own increment: no need to empty the cache again at the next check, unless another
+        # process changed something too (then the counter moves past this value).
+        self._shared_seen = str(seen).encode()
+
+    async def _signal_until_it_works(self) -> None:
+        assert self.redis is not None
+        while True:
+            await asyncio.sleep(RESIGNAL_SECONDS)
             try:
-                seen = await self.redis.incr(self.shared_key)
+                await self.redis.incr(self.shared_key)
             except (RedisError, OSError):
-                # The other processes cannot read the counter either, so they do not serve from
-                # their caches (see `generation`) until Redis is back and the counter is re-read.
-                log.exception("principal cache: could not signal a change to other processes")
-                return
-            # Our own increment: no need to empty the cache again at the next check, unless
-            # another process changed something too (then the counter moves past this value).
-            self._shared_seen = str(seen).encode()
+                continue
+            return
 
 
 def _mark(session: Session) -> None:
