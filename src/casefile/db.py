@@ -261,6 +261,7 @@ class Database:
     def __init__(self, settings: Settings, *, session_info: dict[str, Any] | None = None) -> None:
         self.settings = settings
         self.is_sqlite = settings.is_sqlite
+        self.on_dispose: list[Callable[[], Awaitable[None]]] = []
         self.engine = make_engine(settings, immediate=True)
         self.read_engine = make_engine(settings, immediate=False) if self.is_sqlite else self.engine
         # `session_info` reaches every session (e.g. the worker's wake-up, used by `emit`).
@@ -287,6 +288,9 @@ class Database:
             await finish(session, commit=True)
 
     async def dispose(self) -> None:
+        # What was built on this database and must end before its engines (the audit's appender).
+        for close in self.on_dispose:
+            await close()
         await self.engine.dispose()
         if self.read_engine is not self.engine:
             await self.read_engine.dispose()
