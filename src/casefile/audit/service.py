@@ -249,6 +249,7 @@ class ReadAppender:
                     done.set_result(None)
 
     async def aclose(self) -> None:
+        _APPENDERS.pop(self.db, None)  # the appender refers to its database: no cycle left behind
         if self._task is not None:
             await asyncio.gather(self._task, return_exceptions=True)
         if self._own is not None:
