@@ -22,7 +22,7 @@ import hashlib
 import inspect
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Annotated, Any, Generic, Literal, TypeVar
@@ -186,11 +186,11 @@ def parse_fields(value: str | None, allowed: frozenset[str]) -> list[str] | None
 FieldsParam = Annotated[str | None, Query(description="Comma-separated names of the fields to return")]
 
 
-def fields_query(allowed: frozenset[str]) -> Callable[..., list[str] | None]:
+def fields_query(allowed: frozenset[str]) -> Callable[..., Awaitable[list[str] | None]]:
     """The dependency that parses `fields` for a single item: a 422 at once, so before any
     dependency listed after it (such as the item's lookup) runs."""
 
-    def dependency(fields: FieldsParam = None) -> list[str] | None:
+    async def dependency(fields: FieldsParam = None) -> list[str] | None:
         return parse_fields(fields, allowed)
 
     return dependency
@@ -200,12 +200,12 @@ def project(item: dict[str, Any], fields: list[str] | None) -> dict[str, Any]:
     return item if fields is None else {name: item[name] for name in fields}
 
 
-def list_query(spec: ListSpec) -> Callable[..., ListQuery]:
+def list_query(spec: ListSpec) -> Callable[..., Awaitable[ListQuery]]:
     """Build the dependency that parses and validates a list request for `spec`."""
 
     sort_names = ", ".join(spec.sortable)
 
-    def dependency(**params: Any) -> ListQuery:
+    async def dependency(**params: Any) -> ListQuery:
         problems: list[ErrorDetail] = []
         # An empty `sort=` is a value, and not one of the choices: 422, not the default.
         sort = spec.default_sort if params["sort"] is None else params["sort"]

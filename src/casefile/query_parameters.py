@@ -38,7 +38,7 @@ def open_query_string(endpoint: EndpointT) -> EndpointT:
     return endpoint
 
 
-def check_query_parameters(request: Request) -> None:
+async def check_query_parameters(request: Request) -> None:
     route = request.scope.get("route")
     dependant = getattr(route, "dependant", None)
     if dependant is None:

@@ -1,4 +1,5 @@
-"""Rate limits (docs/api-conventions.md#rate-limits), counted by the `limits` library in a moving window.
+"""Rate limits (docs/api-conventions.md#rate-limits), counted by the `limits` library in a sliding
+window counter.
 
 Four buckets; a request counts in exactly one:
 
@@ -9,8 +10,13 @@ Four buckets; a request counts in exactly one:
   (`rate_limit_api_key`).
 
 The counters live in the process, or in Redis when `CASEFILE_REDIS_URL` is set, so that every
-process of a deployment shares one count. The moving window is exact: a limit of N admits at most
-N requests in any window-long span, however they are spread over processes.
+process of a deployment shares one count. The sliding window counter keeps two counters per key
+(this window's and the previous one's) and weighs the previous one by how much of it still
+overlaps the last window-long span: a hit costs the same whatever the limit, and no thread (the
+moving window kept one timestamp per request, copied its list on every hit and sorted it in a
+thread). The count is an approximation of the exact moving window that assumes the previous
+window's requests were evenly spread; a burst that fits N in a fresh window is admitted and the
+N+1st refused, as before.
 
 The result of the check is kept on the request's scope; `RateLimitHeadersMiddleware` writes the
 `X-RateLimit-*` headers (and `Retry-After` on 429) on whatever response the request ends with.
@@ -25,7 +31,7 @@ from enum import StrEnum
 
 from limits import RateLimitItem, parse
 from limits.aio.storage import MemoryStorage, RedisStorage, Storage
-from limits.aio.strategies import MovingWindowRateLimiter
+from limits.aio.strategies import SlidingWindowCounterRateLimiter
 from redis.asyncio import Redis
 from starlette.types import Receive, Scope, Send
 
@@ -48,7 +54,7 @@ class Verdict:
     allowed: bool
     limit: int
     remaining: int
-    reset_at: float  # unix seconds: when the oldest counted request leaves the window
+    reset_at: float  # unix seconds: when the count has fallen back enough to admit a request
     bucket: str = ""  # which bucket counted it (the rejections metric is by bucket)
 
     def headers(self, now: float) -> dict[str, str]:
@@ -83,7 +89,7 @@ class RateLimiter:
             )
         else:
             self.storage = MemoryStorage()
-        self.strategy = MovingWindowRateLimiter(self.storage)
+        self.strategy = SlidingWindowCounterRateLimiter(self.storage)
 
     async def hit(self, bucket: Bucket, identity: str) -> Verdict:
         item = self.items[bucket]

@@ -11,6 +11,7 @@ from redis.asyncio import Redis
 
 from casefile.auth.denylist import DatabaseDenyList, DenyList, RedisDenyList
 from casefile.auth.oidc import OidcClient
+from casefile.auth.principal_cache import INFO_CACHE, PrincipalCache, watch_session_changes
 from casefile.db import Database
 from casefile.metrics import Metrics
 from casefile.ratelimit import RateLimiter
@@ -33,6 +34,7 @@ class Runtime:
     ai_wakeup: Wakeup  # in-process only: AI jobs take seconds, so other processes' poll is enough
     limiter: RateLimiter
     errors: ErrorReporter
+    principals: PrincipalCache
     # The OpenID provider, when single sign-on is configured.
     oidc: OidcClient | None = None
     # The process's Prometheus metrics: the app's own when serving (`GET /metrics` shows them).
@@ -47,7 +49,9 @@ class Runtime:
         redis = Redis.from_url(settings.redis_url) if settings.redis_url else None
         deny_list: DenyList = RedisDenyList(redis) if redis is not None else DatabaseDenyList()
         wakeup = Wakeup(redis)
-        db = Database(settings, session_info={"wakeup": wakeup})
+        principals = PrincipalCache(redis, settings.redis_key_prefix)
+        watch_session_changes()
+        db = Database(settings, session_info={"wakeup": wakeup, INFO_CACHE: principals})
         return cls(
             settings=settings,
             db=db,
@@ -59,6 +63,7 @@ class Runtime:
             ai_wakeup=Wakeup(),
             limiter=RateLimiter(settings, redis),
             errors=ErrorReporter(db, redis, settings.redis_key_prefix),
+            principals=principals,
             oidc=OidcClient.from_settings(settings),
             metrics=metrics or Metrics(),
         )

@@ -94,6 +94,9 @@ class Settings(BaseSettings):
     max_json_body_bytes: int = Field(default=1024 * 1024, ge=1024)
     max_upload_bytes: int = Field(default=50 * 1024 * 1024, ge=1, description="Largest accepted document")
     db_pool_size: int = Field(default=10, ge=1, le=200)
+    sqlite_pool_size: int = Field(
+        default=2, ge=1, le=200, description="Connections per SQLite engine (each is a thread)"
+    )
     log_level: str = "INFO"
     log_format: Literal["text", "json"] = Field(
         default="text", description="`json`: one JSON object per log line (docs/operations.md#logs)"

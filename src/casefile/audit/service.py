@@ -6,13 +6,16 @@ session's transaction: it is appended to the chain just before that transaction 
 together. Who and where come from the request's context (`casefile.request_context`); outside a
 request the actor is the system.
 
-What a request reads is recorded with `record_read`, and what was refused with `record_apart`, in
-a short transaction of its own: a read's transaction does not write on SQLite (reads run on a
-second engine), and a refused request's transaction rolls back.
+What a request reads is recorded with `record_read`, committed with the entries of concurrent
+reads by the process's `ReadAppender` (group commit) before the read answers; what was refused,
+with `record_apart`, in a short transaction of its own (a refused request's transaction rolls
+back).
 """
 
 from __future__ import annotations
 
+import asyncio
+import weakref
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -26,7 +29,7 @@ from casefile.audit.chain import ChainBreak, ChainChecker, entry_fields, entry_h
 from casefile.audit.models import AuditEntry
 from casefile.audit.repository import AuditFilters
 from casefile.clock import new_id, utcnow
-from casefile.db import Database, before_commit, dialect_name, transaction_state
+from casefile.db import Database, before_commit, transaction_state
 from casefile.listing import CursorQuery
 from casefile.request_context import ActorType, current_context
 
@@ -67,6 +70,34 @@ def record(
     actor: Actor | None = None,
 ) -> None:
     """Add an entry to the session's transaction; it is chained when the transaction commits."""
+    entry = _entry(
+        action,
+        resource_type=resource_type,
+        resource_id=resource_id,
+        case_id=case_id,
+        outcome=outcome,
+        details=details,
+        actor=actor,
+    )
+    state = transaction_state(session)
+    pending: list[dict[str, Any]] | None = state.get(_PENDING)
+    if pending is None:
+        pending = state[_PENDING] = []
+        before_commit(session, append_pending)
+    pending.append(entry)
+
+
+def _entry(
+    action: str,
+    *,
+    resource_type: str | None,
+    resource_id: str | None,
+    case_id: str | None,
+    outcome: Outcome,
+    details: Mapping[str, Any] | None,
+    actor: Actor | None,
+) -> dict[str, Any]:
+    """An entry's values, before it is chained; who and where from the request's context."""
     context = current_context()
     if actor is None:
         actor = (
@@ -75,7 +106,7 @@ def record(
             else Actor("system", None, None)
         )
     at = utcnow()
-    entry = {
+    return {
         "id": new_id("aud"),
         # Milliseconds, as the API shows it: the stored time gives back the hashed text exactly.
         "at": at.replace(microsecond=at.microsecond // 1000 * 1000),
@@ -92,12 +123,6 @@ def record(
         "request_id": context.request_id if context else None,
         "details": dict(details or {}),
     }
-    state = transaction_state(session)
-    pending: list[dict[str, Any]] | None = state.get(_PENDING)
-    if pending is None:
-        pending = state[_PENDING] = []
-        before_commit(session, append_pending)
-    pending.append(entry)
 
 
 async def append_pending(session: AsyncSession) -> None:
@@ -160,24 +185,87 @@ async def record_read(
     case_id: str | None = None,
     details: Mapping[str, Any] | None = None,
 ) -> None:
-    """Record what a read request (`session` is its transaction) read. SQLite: in a short write
-    transaction of its own, reads running on a second engine whose transactions must not write.
-    PostgreSQL: in the request's own transaction, which may write there; the entry is chained as
-    its last step, and the request needs no second connection (a second one per read could
-    exhaust the pool under load, every request holding one and waiting for another)."""
-    if dialect_name(session) == "postgresql":
-        record(
-            session,
-            action,
-            resource_type=resource_type,
-            resource_id=resource_id,
-            case_id=case_id,
-            details=details,
-        )
-        return
-    await record_apart(
-        db, action, resource_type=resource_type, resource_id=resource_id, case_id=case_id, details=details
+    """Record what a read request (`session` is its transaction) read: committed to the chain
+    before this returns, by the process's `ReadAppender`, which commits the entries of concurrent
+    reads together (one lock of the chain's head and one commit for all of them, instead of one
+    each: reads no longer queue one by one for the head)."""
+    del session  # the read's own transaction does not write (on SQLite it cannot)
+    entry = _entry(
+        action,
+        resource_type=resource_type,
+        resource_id=resource_id,
+        case_id=case_id,
+        outcome="success",
+        details=details,
+        actor=None,
     )
+    await _appender(db).append(entry)
+
+
+class ReadAppender:
+    """Group commit of read entries for one process's database: a read hands its entry over and
+    waits until the batch holding it has committed (so, as before, a read's entry is in the
+    trail before its answer is sent). One batch at a time, in arrival order; while one commits,
+    the next gathers. On PostgreSQL the batches use an engine of their own (one connection), so
+    that reads waiting with their own connections can never starve the appender of one."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self._own: Database | None = None
+        self._queue: list[tuple[dict[str, Any], asyncio.Future[None]]] = []
+        self._task: asyncio.Task[None] | None = None
+
+    def _database(self) -> Database:
+        if self.db.is_sqlite:
+            return self.db  # its writes have their own engine already (reads use a second one)
+        if self._own is None:
+            self._own = Database(self.db.settings.model_copy(update={"db_pool_size": 1}))
+        return self._own
+
+    async def append(self, entry: dict[str, Any]) -> None:
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._queue.append((entry, done))
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._commit_batches())
+        await asyncio.shield(done)  # a read whose client left still gets its entry committed
+
+    async def _commit_batches(self) -> None:
+        while self._queue:
+            batch, self._queue = self._queue[:READ_BATCH_MAX], self._queue[READ_BATCH_MAX:]
+            try:
+                async with self._database().transaction(write=True) as session:
+                    state = transaction_state(session)
+                    state[_PENDING] = [entry for entry, _ in batch]
+                    before_commit(session, append_pending)
+            except BaseException as error:
+                for _, done in batch:
+                    if not done.done():
+                        done.set_exception(error if isinstance(error, Exception) else RuntimeError("stopped"))
+                if not isinstance(error, Exception):
+                    raise  # cancelled (shutdown): the waiting reads fail instead of hanging
+                continue
+            for _, done in batch:
+                if not done.done():
+                    done.set_result(None)
+
+    async def aclose(self) -> None:
+        _APPENDERS.pop(self.db, None)  # the appender refers to its database: no cycle left behind
+        if self._task is not None:
+            await asyncio.gather(self._task, return_exceptions=True)
+        if self._own is not None:
+            await self._own.dispose()
+
+
+READ_BATCH_MAX = 500
+_APPENDERS: weakref.WeakKeyDictionary[Database, ReadAppender] = weakref.WeakKeyDictionary()
+
+
+def _appender(db: Database) -> ReadAppender:
+    appender = _APPENDERS.get(db)
+    if appender is None:
+        appender = _APPENDERS[db] = ReadAppender(db)
+        db.on_dispose.append(appender.aclose)
+    return appender
 
 
 def record_event(session: AsyncSession, name: str, data: Mapping[str, Any], event_id: str) -> None:

@@ -24,7 +24,12 @@ class DenyList(Protocol):
 class DatabaseDenyList:
     async def deny(self, session: AsyncSession, session_id: str, until: datetime) -> None:
         # Tidy as we go: entries past their expiry protect nothing.
-        await session.execute(delete(RevokedSession).where(RevokedSession.expires_at < utcnow()))
+        # (Expired entries deny nothing any more: removing them changes no cached caller.)
+        await session.execute(
+            delete(RevokedSession)
+            .where(RevokedSession.expires_at < utcnow())
+            .execution_options(principal_neutral=True)
+        )
         if await session.get(RevokedSession, session_id) is None:
             session.add(RevokedSession(session_id=session_id, expires_at=until))
             await session.flush()

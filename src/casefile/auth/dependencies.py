@@ -41,7 +41,8 @@ from casefile.runtime import Runtime
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
-def get_runtime(request: Request) -> Runtime:
+async def get_runtime(request: Request) -> Runtime:
+    # `async def`: FastAPI runs a plain `def` dependency in its thread pool, a hop per request.
     runtime: Runtime = request.app.state.runtime
     return runtime
 

@@ -3,6 +3,7 @@ is refused before any claim is read."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -47,8 +48,31 @@ def issue_access_token(settings: Settings, *, user_id: str, role: str, session_i
     return AccessToken(token=token, jti=jti, expires_at=expires_at.replace(microsecond=0))
 
 
+# Tokens already verified, by (token, key, audience, issuer): the same bytes verify the same way
+# every time, so a client's next request skips the signature check and the claim parsing, and
+# only the expiry is checked again. Bounded: emptied when full (refilled on use).
+_VERIFIED: dict[tuple[str, str, str, str], AccessClaims] = {}
+_VERIFIED_MAX = 10_000
+
+
 def decode_access_token(settings: Settings, token: str) -> AccessClaims | None:
     """The token's claims if it is well-formed, correctly signed, current and ours; else None."""
+    key = (token, settings.jwt_key, settings.jwt_audience, settings.jwt_issuer)
+    known = _VERIFIED.get(key)
+    if known is not None:
+        if known.expires_at.timestamp() > time.time():
+            return known
+        del _VERIFIED[key]
+        return None
+    claims = _verify(settings, token)
+    if claims is not None:
+        if len(_VERIFIED) >= _VERIFIED_MAX:
+            _VERIFIED.clear()
+        _VERIFIED[key] = claims
+    return claims
+
+
+def _verify(settings: Settings, token: str) -> AccessClaims | None:
     try:
         claims = jwt.decode(
             token,

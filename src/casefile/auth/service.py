@@ -17,7 +17,7 @@ from casefile.api_keys import tokens as api_key_tokens
 from casefile.api_keys.models import ApiKey
 from casefile.audit import service as audit
 from casefile.audit.service import Outcome
-from casefile.auth import passwords
+from casefile.auth import passwords, principal_cache
 from casefile.auth.jwt_tokens import decode_access_token, issue_access_token
 from casefile.auth.models import AuthSession, RefreshToken
 from casefile.auth.oidc import Identity
@@ -232,18 +232,45 @@ async def logout(session: AsyncSession, runtime: Runtime, principal: Principal) 
         await emit(session, "user.logout", catalogue.user_logout(user))
 
 
+@dataclass(frozen=True)
+class _TokenFacts:
+    """What an access token's request needs from the database, kept in `runtime.principals`."""
+
+    role: str
+    active: bool
+    denied: bool
+
+
 async def authenticate_bearer(session: AsyncSession, runtime: Runtime, token: str) -> Principal:
     claims = decode_access_token(runtime.settings, token)
     if claims is None and runtime.oidc is not None and runtime.oidc.may_have_issued(token):
         return await _authenticate_provider_token(session, runtime, token)
-    user = await session.get(User, claims.user_id) if claims else None
-    if claims is None or user is None:
+    if claims is None:
         raise invalid_token()
-    if not user.active:  # before the deny-list: disabling also ends the sessions, say why
+    cache_key = ("token", claims.session_id, claims.user_id)
+    ticket = await runtime.principals.generation()
+    facts: _TokenFacts | None = runtime.principals.get(cache_key, ticket)
+    if facts is None:
+        user = await session.get(User, claims.user_id)
+        if user is None:
+            raise invalid_token()
+        denied = await runtime.deny_list.is_denied(session, claims.session_id)
+        facts = _TokenFacts(role=user.role, active=user.active, denied=denied)
+        runtime.principals.put(cache_key, ticket, facts)
+    if not facts.active:  # before the deny-list: disabling also ends the sessions, say why
         raise user_disabled()
-    if await runtime.deny_list.is_denied(session, claims.session_id):
+    if facts.denied:
         raise invalid_token()
-    return _user_principal(user, session_id=claims.session_id, expires_at=claims.expires_at.timestamp())
+    # The role comes from the database (or the cache of it), not the token: a role change
+    # takes effect at once.
+    return Principal(
+        kind="user",
+        id=claims.user_id,
+        role=facts.role,
+        permissions=ROLE_PERMISSIONS[facts.role],
+        session_id=claims.session_id,
+        token_expires_at=claims.expires_at.timestamp(),
+    )
 
 
 def _user_principal(user: User, *, session_id: str | None, expires_at: float) -> Principal:
@@ -312,15 +339,39 @@ async def sso_login(session: AsyncSession, runtime: Runtime, identity: Identity)
 
 async def authenticate_api_key(runtime: Runtime, session: AsyncSession, key: str) -> Principal:
     prefix = api_key_tokens.prefix_of(key)
-    api_key = await session.scalar(select(ApiKey).where(ApiKey.prefix == prefix)) if prefix else None
+    if not prefix:
+        raise invalid_api_key()
+    digest = api_key_tokens.key_hash(key)
+    cache_key = ("api_key", digest)
+    ticket = await runtime.principals.generation()
+    cached: tuple[Principal, datetime | None] | None = runtime.principals.get(cache_key, ticket)
+    if cached is not None:
+        principal, expires_at = cached
+        if expires_at is None or expires_at > utcnow():
+            return principal
+    principal, expires_at = await _api_key_from_database(runtime, session, prefix, digest)
+    runtime.principals.put(cache_key, ticket, (principal, expires_at))
+    return principal
+
+
+async def _api_key_from_database(
+    runtime: Runtime, session: AsyncSession, prefix: str, digest: str
+) -> tuple[Principal, datetime | None]:
+    api_key = await session.scalar(select(ApiKey).where(ApiKey.prefix == prefix))
     # Constant-time comparison of the hashes even though the prefix already matched.
-    if api_key is None or not hmac.compare_digest(api_key.key_hash, api_key_tokens.key_hash(key)):
+    if api_key is None or not hmac.compare_digest(api_key.key_hash, digest):
         raise invalid_api_key()
     now = utcnow()
     if api_key.revoked_at is not None or (api_key.expires_at is not None and api_key.expires_at <= now):
         raise invalid_api_key()
     if api_key.last_used_at is None or now - api_key.last_used_at > LAST_USED_RESOLUTION:
-        touch = update(ApiKey).where(ApiKey.id == api_key.id).values(last_used_at=now)
+        # Bookkeeping: changes no caller, so it does not empty the principal cache.
+        touch = (
+            update(ApiKey)
+            .where(ApiKey.id == api_key.id)
+            .values(last_used_at=now)
+            .execution_options(**{principal_cache.NEUTRAL: True})
+        )
         if session.info.get("write", True) or not runtime.db.is_sqlite:
             await session.execute(touch)
         else:
@@ -329,10 +380,10 @@ async def authenticate_api_key(runtime: Runtime, session: AsyncSession, key: str
             async with runtime.db.transaction(write=True) as writer:
                 await writer.execute(touch)
     # The one place a key becomes a Principal: its permissions are cut down to its creator's, as
-    # they are now (the role is read on every request, like a user's).
+    # they are now (the role is read whenever the key's cache entry is filled, like a user's).
     creator = await session.get(User, api_key.created_by) if api_key.created_by else None
     creator_role = creator.role if creator is not None and creator.active else None
-    return Principal(
+    principal = Principal(
         kind="api_key",
         id=api_key.id,
         permissions=key_permissions(api_key.permissions, creator_role),
@@ -340,3 +391,4 @@ async def authenticate_api_key(runtime: Runtime, session: AsyncSession, key: str
         key_creator_role=creator_role,
         key_case_ids=None if api_key.case_ids is None else frozenset(api_key.case_ids),
     )
+    return principal, api_key.expires_at

@@ -21,7 +21,7 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Select, and_, false, or_, select, true
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import InstrumentedAttribute
+from sqlalchemy.orm import InstrumentedAttribute, joinedload
 
 from casefile.auth.permissions import ROLE_PERMISSIONS, Permission, Principal, grants
 from casefile.cases.models import Case, CaseAssignee, CaseGrant, CaseWall
@@ -139,9 +139,13 @@ async def case_for(
     the rules checked on it hold until the commit."""
     statement = select(Case).where(Case.id == case_id, visible_to(principal))
     lock = is_write_session(session)
-    if lock:  # SQLite leaves the clause out: its writers are serialised by BEGIN IMMEDIATE
-        statement = statement.with_for_update(of=Case)
-    case = await session.scalar(statement.execution_options(populate_existing=lock))
+    # SQLite leaves FOR UPDATE out: its writers are serialised by BEGIN IMMEDIATE. When locking,
+    # the assignees are read by a second statement (the relationship's `selectin`) after the lock
+    # is granted: joined to this one, PostgreSQL would return them as they were before the wait
+    # (the statement's snapshot), missing a concurrent assignment. A read is one statement.
+    statement = statement.with_for_update(of=Case) if lock else statement.options(joinedload(Case.assignees))
+    result = await session.execute(statement.execution_options(populate_existing=lock))
+    case = result.unique().scalar_one_or_none()
     if case is None:
         raise CaseNotVisible(case_id)
     await require_level(session, principal, case, level)

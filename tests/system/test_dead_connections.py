@@ -1,0 +1,68 @@
+"""A pooled PostgreSQL connection that died while idle (server restart, proxy timeout) costs the
+next request nothing: with no `pool_pre_ping`, the first statement of a transaction that meets a
+dead connection is retried on a new one (casefile.db.RetryingSession). A statement later in a
+transaction is not retried (its transaction is gone), and fails."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import asyncpg
+import pytest
+from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
+
+from casefile.db import Database
+from tests.support.servers import make_settings
+
+pytestmark = pytest.mark.anyio
+
+
+async def _kill_backends(url: str, pids: list[int] | None = None) -> int:
+    """Terminate the database's connections (those of `pids`, or all), from one of our own."""
+    conn = await asyncpg.connect(url)
+    try:
+        killed = await conn.fetchval(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid() "
+            "AND ($1::int[] IS NULL OR pid = ANY($1::int[]))",
+            pids,
+        )
+        return int(killed)
+    finally:
+        await conn.close()
+
+
+async def test_first_statement_on_a_dead_connection_is_retried(
+    backend: str, database: tuple[Path, str | None]
+) -> None:
+    data_dir, url = database
+    if url is None:
+        pytest.skip("SQLite has no connections to lose")
+    db = Database(make_settings(data_dir, url))
+    try:
+        async with db.transaction() as session:
+            await session.execute(text("SELECT 1"))
+        # The pool's connection is idle; the server ends it (as a restart or a proxy would).
+        assert await _kill_backends(url) >= 1
+        async with db.transaction() as session:
+            assert (await session.execute(text("SELECT 2"))).scalar_one() == 2
+    finally:
+        await db.dispose()
+
+
+async def test_a_later_statement_on_a_dead_connection_fails(
+    backend: str, database: tuple[Path, str | None]
+) -> None:
+    data_dir, url = database
+    if url is None:
+        pytest.skip("SQLite has no connections to lose")
+    db = Database(make_settings(data_dir, url))
+    try:
+        with pytest.raises(DBAPIError):
+            async with db.transaction() as session:
+                pid = (await session.execute(text("SELECT pg_backend_pid()"))).scalar_one()
+                await _kill_backends(url, [pid])
+                await session.execute(text("SELECT 3"))
+    finally:
+        await db.dispose()
