@@ -91,7 +91,12 @@ def cursor_paginated(items: list[dict[str, Any]], *, limit: int, next_cursor: st
 def listed(page: Page[RowT], query: ListQuery, dump: Callable[[RowT], dict[str, Any]]) -> JSONResponse:
     """One page of a list endpoint (`listing.fetch_page`): each row dumped, and cut down to the
     `fields` asked for."""
-    items = [project(dump(row), query.fields) for row in page.rows]
+    return listed_dumped([dump(row) for row in page.rows], page, query)
+
+
+def listed_dumped(dumped: list[dict[str, Any]], page: Page[Any], query: ListQuery) -> JSONResponse:
+    """`listed` for rows already dumped (by a dump that needs the database, e.g. conflict checks)."""
+    items = [project(item, query.fields) for item in dumped]
     return paginated(
         items,
         page=query.page,

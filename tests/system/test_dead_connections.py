@@ -5,6 +5,7 @@ transaction is not retried (its transaction is gone), and fails."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import asyncpg
@@ -33,36 +34,33 @@ async def _kill_backends(url: str, pids: list[int] | None = None) -> int:
         await conn.close()
 
 
-async def test_first_statement_on_a_dead_connection_is_retried(
-    backend: str, database: tuple[Path, str | None]
-) -> None:
+@pytest.fixture
+async def postgres(database: tuple[Path, str | None]) -> AsyncIterator[tuple[Database, str]]:
+    """The service's engines on a fresh PostgreSQL database, and its URL."""
     data_dir, url = database
     if url is None:
         pytest.skip("SQLite has no connections to lose")
     db = Database(make_settings(data_dir, url))
     try:
-        async with db.transaction() as session:
-            await session.execute(text("SELECT 1"))
-        # The pool's connection is idle; the server ends it (as a restart or a proxy would).
-        assert await _kill_backends(url) >= 1
-        async with db.transaction() as session:
-            assert (await session.execute(text("SELECT 2"))).scalar_one() == 2
+        yield db, url
     finally:
         await db.dispose()
 
 
-async def test_a_later_statement_on_a_dead_connection_fails(
-    backend: str, database: tuple[Path, str | None]
-) -> None:
-    data_dir, url = database
-    if url is None:
-        pytest.skip("SQLite has no connections to lose")
-    db = Database(make_settings(data_dir, url))
-    try:
-        with pytest.raises(DBAPIError):
-            async with db.transaction() as session:
-                pid = (await session.execute(text("SELECT pg_backend_pid()"))).scalar_one()
-                await _kill_backends(url, [pid])
-                await session.execute(text("SELECT 3"))
-    finally:
-        await db.dispose()
+async def test_first_statement_on_a_dead_connection_is_retried(postgres: tuple[Database, str]) -> None:
+    db, url = postgres
+    async with db.transaction() as session:
+        await session.execute(text("SELECT 1"))
+    # The pool's connection is idle; the server ends it (as a restart or a proxy would).
+    assert await _kill_backends(url) >= 1
+    async with db.transaction() as session:
+        assert (await session.execute(text("SELECT 2"))).scalar_one() == 2
+
+
+async def test_a_later_statement_on_a_dead_connection_fails(postgres: tuple[Database, str]) -> None:
+    db, url = postgres
+    with pytest.raises(DBAPIError):
+        async with db.transaction() as session:
+            pid = (await session.execute(text("SELECT pg_backend_pid()"))).scalar_one()
+            await _kill_backends(url, [pid])
+            await session.execute(text("SELECT 3"))

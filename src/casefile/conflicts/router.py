@@ -33,15 +33,8 @@ async def run_check(body: ConflictCheckCreate, principal: ConflictsRead, session
 async def list_checks(principal: ConflictsRead, session: SessionDep, query: CheckListQuery) -> JSONResponse:
     """Stored checks, newest first; filters `case_id` and `created_by`."""
     page = await service.list_checks(session, principal, query)
-    items = [project(await service.dump_for(session, principal, c), query.fields) for c in page.rows]
-    return envelope.paginated(
-        items,
-        page=query.page,
-        limit=query.limit,
-        total=page.total,
-        total_exact=page.total_exact,
-        next_cursor=page.next_cursor,
-    )
+    dumped = [await service.dump_for(session, principal, check) for check in page.rows]
+    return envelope.listed_dumped(dumped, page, query)
 
 
 @router.get("/{check_id}", response_model=Envelope[ConflictCheckOut])
