@@ -243,6 +243,10 @@ def bare_app_main(port: int, answers_file: str) -> None:
 # --- one database ---------------------------------------------------------------------------
 
 
+# `--only get,post`: the scenarios to run (profiling one request kind with py-spy, say).
+SCENARIO_KEYS = {"GET /cases/{id}": "get", "POST /cases": "post", "GET /cases (list)": "list", "GET /cases?search=": "search"}
+
+
 def run_db(kind: str, args: argparse.Namespace) -> list[tuple[str, dict[str, float], dict[str, float]]]:
     tmp = Path(tempfile.mkdtemp(prefix="hotpath-load-"))
     with contextlib.ExitStack() as stack:
@@ -292,6 +296,8 @@ def run_db(kind: str, args: argparse.Namespace) -> list[tuple[str, dict[str, flo
             Scenario("GET /cases (list)", "GET", "/api/v1/cases?limit=20"),
             Scenario("GET /cases?search=", "GET", "/api/v1/cases?search=globex&limit=20"),
         ]
+        if args.only:
+            scenarios = [s for s in scenarios if SCENARIO_KEYS[s.name] in args.only.split(",")]
         # What the bare app answers: Casefile's own answers to the same requests.
         answers: dict[str, Any] = {}
         for s in scenarios:
@@ -331,6 +337,7 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--only", default="", help="comma-separated: get, post, list, search (default all)")
     parser.add_argument("--redis", default=None, help="CASEFILE_REDIS_URL for the Casefile server")
     args = parser.parse_args()
     kinds = ["sqlite", "postgresql"] if args.db == "both" else [args.db]

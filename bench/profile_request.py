@@ -68,16 +68,22 @@ LAYERS = [
 class Counts:
     def __init__(self) -> None:
         self.c: Counter[str] = Counter()
+        self._hooked_sqlite = False
 
     def attach(self, db: Database) -> None:
-        engines = {id(e): e for e in (db.engine, db.read_engine)}.values()
+        # On PostgreSQL the read engine is the write engine with autocommit: same pool, and events
+        # listened on the parent are heard on the autocommit one too, so listen once, on it.
+        engines = {id(e.sync_engine.pool): e for e in (db.read_engine, db.engine)}.values()
         for engine in engines:
             sync = engine.sync_engine
             event.listen(sync, "before_cursor_execute", self._stmt)
-            event.listen(sync, "begin", lambda *_: self.c.update(["begin"]))
-            event.listen(sync, "commit", lambda *_: self.c.update(["commit"]))
-            event.listen(sync, "rollback", lambda *_: self.c.update(["rollback"]))
+            event.listen(sync, "begin", self._transaction("begin"))
+            event.listen(sync, "commit", self._transaction("commit"))
+            event.listen(sync, "rollback", self._transaction("rollback"))
             event.listen(sync.pool, "checkout", lambda *_: self.c.update(["checkout"]))
+        if self._hooked_sqlite:
+            return
+        self._hooked_sqlite = True
         original = aiosqlite.Connection._execute
 
         async def counted(conn: Any, fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -85,6 +91,13 @@ class Counts:
             return await original(conn, fn, *args, **kwargs)
 
         aiosqlite.Connection._execute = counted  # type: ignore[method-assign]
+
+    def _transaction(self, what: str) -> Any:
+        def count(conn: Any) -> None:
+            # An autocommit connection (reads) sends no BEGIN/COMMIT: SQLAlchemy's events still fire.
+            self.c[what if not conn._is_autocommit_isolation() else f"{what} (autocommit, not sent)"] += 1
+
+        return count
 
     def _stmt(self, _conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
         self.c["statements"] += 1
@@ -142,6 +155,8 @@ async def run(db_kind: str, n: int, profile: bool) -> dict[str, Any]:
                 case_id = r.json()["data"]["id"]
                 results: dict[str, Any] = {}
                 for name, call in (
+                    # The framework's floor in the same run: no database, no authentication.
+                    ("GET /healthz", lambda: client.get("http://bench/healthz")),
                     ("GET /cases/{id}", lambda: client.get(f"/cases/{case_id}")),
                     ("POST /cases", lambda: client.post("/cases", json=body())),
                 ):
@@ -162,6 +177,9 @@ async def run(db_kind: str, n: int, profile: bool) -> dict[str, Any]:
                             await call()
                         prof.disable()
                         stats = pstats.Stats(prof)
+                        if os.environ.get("PROFILE_DUMP"):  # a directory: one pstats file per request kind
+                            slug = "".join(c if c.isalnum() else "_" for c in name).strip("_")
+                            stats.dump_stats(Path(os.environ["PROFILE_DUMP"]) / f"{db_kind}_{slug}.pstats")
                         if os.environ.get("PROFILE_TOP"):
                             print(f"\n### {db_kind} {name}: top functions by own CPU")
                             stats.sort_stats("tottime").print_stats(int(os.environ["PROFILE_TOP"]))
@@ -204,8 +222,15 @@ def report(db_kind: str, results: dict[str, Any]) -> None:
             f"statements {stmts:.1f} ({kinds}); transactions begun {tx:.1f}, ended {ends:.1f}; "
             f"pool checkouts {per.get('checkout', 0):.1f}"
         )
+        autocommit = per.get("begin (autocommit, not sent)", 0)
+        print(f"autocommit (read) units: {autocommit:.1f}")
         if db_kind == "sqlite":
             print(f"aiosqlite thread hops {per.get('sqlite_hops', 0):.1f}")
+        else:  # every statement, BEGIN and COMMIT/ROLLBACK sent is a round trip
+            # A read's audit entry is appended by the process's ReadAppender on an engine of its
+            # own, not counted here: BEGIN, SELECT head FOR UPDATE, INSERT, UPDATE, COMMIT (5 round
+            # trips) per batch, shared by the reads that arrive while the previous batch commits.
+            print(f"round trips {stmts + tx + ends:.1f} (the request's own)")
         for label, ms in r["layers"]:
             print(f"  {label:40s} {ms:6.2f} ms main-thread CPU under cProfile")
 

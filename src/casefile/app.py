@@ -41,6 +41,7 @@ from casefile.notes.router import router as notes_router
 from casefile.observability import router as metrics_router
 from casefile.query_parameters import QueryCheck
 from casefile.ratelimit import RateLimitHeadersMiddleware
+from casefile.routing import CURRENT_PREFIX, ApiAliasMiddleware
 from casefile.runtime import Runtime
 from casefile.search.router import router as search_router
 from casefile.settings import Settings
@@ -153,12 +154,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         )
     app.add_middleware(RequestMetricsMiddleware, metrics=metrics)
     app.add_middleware(RequestIdMiddleware)
+    # The unversioned prefix is an alias of the current version (docs/api-conventions.md#versioning).
+    app.add_middleware(ApiAliasMiddleware)
     AnsweredErrorsMiddleware.wrap(app)
 
-    api = build_api_router()
-    app.include_router(api, prefix="/api/v1")
-    # The unversioned prefix is an alias of the current version (docs/api-conventions.md#versioning).
-    app.include_router(api, prefix="/api", include_in_schema=False)
+    app.include_router(build_api_router(), prefix=CURRENT_PREFIX)
 
     @app.get("/healthz", tags=["health"], dependencies=[QueryCheck])
     async def healthz() -> JSONResponse:

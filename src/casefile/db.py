@@ -79,7 +79,9 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 POOL_RECYCLE_SECONDS = 1800
 
 
-def make_engine(settings: Settings, *, immediate: bool, pooled: bool = True) -> AsyncEngine:
+def make_engine(
+    settings: Settings, *, immediate: bool, pooled: bool = True, autocommit: bool = False
+) -> AsyncEngine:
     url = settings.resolved_database_url
     pool: dict[str, Any]
     if not pooled:
@@ -92,6 +94,12 @@ def make_engine(settings: Settings, *, immediate: bool, pooled: bool = True) -> 
     else:
         pool = {"pool_size": settings.db_pool_size, "max_overflow": 10, "pool_recycle": POOL_RECYCLE_SECONDS}
     if url.startswith("sqlite"):
+        if autocommit:
+            # Reads: each statement is its own implicit transaction (WAL: it never waits for a
+            # writer), so no BEGIN, COMMIT or reset-on-return ROLLBACK, each a thread hop.
+            engine = create_async_engine(url, isolation_level="AUTOCOMMIT", pool_reset_on_return=None, **pool)
+            event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
+            return engine
         engine = create_async_engine(url, **pool)
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
         begin_sql = "BEGIN IMMEDIATE" if immediate else "BEGIN"
@@ -263,7 +271,16 @@ class Database:
         self.is_sqlite = settings.is_sqlite
         self.on_dispose: list[Callable[[], Awaitable[None]]] = []
         self.engine = make_engine(settings, immediate=True)
-        self.read_engine = make_engine(settings, immediate=False) if self.is_sqlite else self.engine
+        # Reads run without a transaction (autocommit): a read request's statements need none (on
+        # PostgreSQL each statement of a READ COMMITTED transaction sees its own snapshot anyway),
+        # and BEGIN and COMMIT were two round trips (PostgreSQL) or hops (SQLite) of every read.
+        # A read session never writes: what a read must write goes through a write transaction
+        # of its own (audit entries, an API key's last use). PostgreSQL: the same pool.
+        self.read_engine = (
+            make_engine(settings, immediate=False, autocommit=True)
+            if self.is_sqlite
+            else self.engine.execution_options(isolation_level="AUTOCOMMIT")
+        )
         # `session_info` reaches every session (e.g. the worker's wake-up, used by `emit`).
         info = session_info or {}
         self._writer = async_sessionmaker(

@@ -120,9 +120,13 @@ async def enforce(limiter: RateLimiter, scope: Scope, bucket: Bucket, identity: 
         raise RateLimited(f"Rate limit of {verdict.limit} requests exceeded; retry later")
 
 
+ADMIN_PREFIX = "/api/v1/admin"
+
+
 def is_admin_path(path: str) -> bool:
-    """`/api/v1/admin/...` or the unversioned alias `/api/admin/...`."""
-    return any(path == prefix or path.startswith(prefix + "/") for prefix in ("/api/v1/admin", "/api/admin"))
+    """`/api/v1/admin/...` (the unversioned alias `/api/admin/...` is rewritten to it before
+    routing: casefile.routing.ApiAliasMiddleware)."""
+    return path == ADMIN_PREFIX or path.startswith(ADMIN_PREFIX + "/")
 
 
 class RateLimitHeadersMiddleware(HttpMiddleware):

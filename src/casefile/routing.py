@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from fastapi import Request
 from fastapi.routing import APIRoute, iter_route_contexts
 from starlette.routing import compile_path, get_name
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from casefile.errors import AppError, MethodNotAllowed, NotFound
 
@@ -78,3 +79,28 @@ def unrouted_error(request: Request) -> AppError:
     if not allowed:
         return NotFound("No such endpoint")
     return MethodNotAllowed(headers={"Allow": ", ".join(sorted(allowed))})
+
+
+CURRENT_PREFIX = "/api/v1"
+ALIAS_PREFIX = "/api"
+
+
+class ApiAliasMiddleware:
+    """The unversioned `/api/...` is an alias of the current version (docs/api-conventions.md#
+    versioning): its path is rewritten to `/api/v1/...` before routing. One route table instead
+    of two, so a request is matched against half the routes."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path: str = scope.get("path", "")
+        if path.startswith(ALIAS_PREFIX + "/") and not (
+            path.startswith(CURRENT_PREFIX + "/") or path == CURRENT_PREFIX
+        ):
+            scope = dict(scope)
+            scope["path"] = CURRENT_PREFIX + path[len(ALIAS_PREFIX) :]
+            raw_path: bytes | None = scope.get("raw_path")
+            if raw_path is not None:
+                scope["raw_path"] = CURRENT_PREFIX.encode() + raw_path[len(ALIAS_PREFIX) :]
+        await self.app(scope, receive, send)

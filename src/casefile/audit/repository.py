@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any, cast
 
-from sqlalchemy import ColumnElement, select
+from sqlalchemy import ColumnElement, Table, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.audit.chain import GENESIS_HASH
@@ -15,18 +16,32 @@ from casefile.listing import CursorQuery, fetch_after
 
 HEAD_ID = 1
 VERIFY_BATCH = 1000
+_HEAD = cast(Table, AuditChainHead.__table__)
+_ENTRIES = cast(Table, AuditEntry.__table__)
+# Built once: the statement object keeps its compiled form's cache key between executions.
+_LOCKED_HEAD = select(_HEAD.c.last_seq, _HEAD.c.last_hash).where(_HEAD.c.id == HEAD_ID).with_for_update()
 
 
-async def locked_head(session: AsyncSession) -> AuditChainHead:
-    """The chain head, locked until the transaction ends: `FOR UPDATE` on PostgreSQL (a second
-    writer waits here, then reads the head the first one committed); on SQLite the writing
-    transaction already holds the database's write lock (`BEGIN IMMEDIATE`)."""
-    head = await session.get(AuditChainHead, HEAD_ID, with_for_update=True, populate_existing=True)
-    if head is None:  # the migration makes it; a schema made another way starts the chain here
-        head = AuditChainHead(id=HEAD_ID, last_seq=0, last_hash=GENESIS_HASH)
-        session.add(head)
-        await session.flush()
-    return head
+async def locked_head(session: AsyncSession) -> tuple[int, str]:
+    """The chain head's last number and hash, locked until the transaction ends: `FOR UPDATE` on
+    PostgreSQL (a second writer waits here, then reads the head the first one committed); on
+    SQLite the writing transaction already holds the database's write lock (`BEGIN IMMEDIATE`)."""
+    found = (await session.execute(_LOCKED_HEAD)).first()
+    if found is None:  # the migration makes it; a schema made another way starts the chain here
+        await session.execute(insert(_HEAD).values(id=HEAD_ID, last_seq=0, last_hash=GENESIS_HASH))
+        return 0, GENESIS_HASH
+    return found.last_seq, found.last_hash
+
+
+async def append(session: AsyncSession, entries: list[dict[str, Any]]) -> None:
+    """Insert chained entries (their `seq`, `prev_hash` and `hash` set) and move the head to the
+    last one, under the head's lock (`locked_head`). Core statements, one INSERT for all of them:
+    the entries are never read back, so the ORM's unit of work would only cost time."""
+    await session.execute(insert(_ENTRIES), entries)
+    last = entries[-1]
+    await session.execute(
+        update(_HEAD).where(_HEAD.c.id == HEAD_ID).values(last_seq=last["seq"], last_hash=last["hash"])
+    )
 
 
 async def head(session: AsyncSession) -> tuple[int, str]:

@@ -26,9 +26,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.audit import repository
 from casefile.audit.chain import ChainBreak, ChainChecker, entry_fields, entry_hash
-from casefile.audit.models import AuditEntry
 from casefile.audit.repository import AuditFilters
-from casefile.clock import new_id, utcnow
+from casefile.clock import format_timestamp, new_id, utcnow
 from casefile.db import Database, before_commit, transaction_state
 from casefile.listing import CursorQuery
 from casefile.request_context import ActorType, current_context
@@ -134,19 +133,14 @@ async def append_pending(session: AsyncSession) -> None:
     pending: list[dict[str, Any]] = transaction_state(session).pop(_PENDING, [])
     if not pending:
         return
-    head = await repository.locked_head(session)
+    last_seq, last_hash = await repository.locked_head(session)
+    chained = []
     for values in pending:
-        entry = AuditEntry(**values, seq=head.last_seq + 1, prev_hash=head.last_hash)
-        entry.hash = entry_hash(entry_fields_without_hash(entry))
-        session.add(entry)
-        head.last_seq, head.last_hash = entry.seq, entry.hash
-    await session.flush()
-
-
-def entry_fields_without_hash(entry: AuditEntry) -> dict[str, Any]:
-    fields = entry_fields(entry)
-    del fields["hash"]
-    return fields
+        last_seq += 1
+        entry = {**values, "seq": last_seq, "prev_hash": last_hash}
+        last_hash = entry["hash"] = entry_hash({**entry, "at": format_timestamp(entry["at"])})
+        chained.append(entry)
+    await repository.append(session, chained)
 
 
 async def record_apart(

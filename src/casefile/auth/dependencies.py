@@ -70,7 +70,7 @@ async def get_principal(request: Request, session: SessionDep, runtime: RuntimeD
     if context is not None:  # the audit trail's actor for the rest of the request
         context.identify(principal.kind, principal.actor_id, principal.user_id)
     request.state.principal_id = principal.id  # for the request's log line (casefile.metrics)
-    if is_admin_path(request.url.path):
+    if is_admin_path(request.scope["path"]):
         bucket = Bucket.ADMIN
     else:
         bucket = Bucket.USER if principal.kind == "user" else Bucket.API_KEY

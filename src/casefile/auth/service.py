@@ -293,12 +293,12 @@ async def _authenticate_provider_token(session: AsyncSession, runtime: Runtime, 
     identity = await runtime.oidc.verify_access_token(token)
     user = await find_user_by_email(session, identity.email)
     if user is None:
-        if session.info.get("write", True) or not runtime.db.is_sqlite:
+        if session.info.get("write", True):
             user = await _create_sso_user(session, identity)
         else:
-            # A read-only SQLite transaction must not upgrade itself to a writer: create the
-            # user in a short write transaction, then end the read transaction, whose snapshot
-            # predates the user, so the request's next statement sees it.
+            # A read session never writes (db.Database): create the user in a short write
+            # transaction, then end the read session's snapshot (SQLite), which may predate the
+            # user, so the request's next statement sees it.
             async with runtime.db.transaction(write=True) as writer:
                 user_id = (await _create_sso_user(writer, identity)).id
             await session.rollback()
@@ -372,11 +372,11 @@ async def _api_key_from_database(
             .values(last_used_at=now)
             .execution_options(**{principal_cache.NEUTRAL: True})
         )
-        if session.info.get("write", True) or not runtime.db.is_sqlite:
+        if session.info.get("write", True):
             await session.execute(touch)
         else:
-            # A read-only SQLite transaction must not upgrade itself to a writer (it could fail
-            # with SQLITE_BUSY_SNAPSHOT under load): write in a short transaction of its own.
+            # A read session never writes (db.Database: reads run without a transaction, and a
+            # read-only SQLite one must not upgrade itself to a writer): a short transaction.
             async with runtime.db.transaction(write=True) as writer:
                 await writer.execute(touch)
     # The one place a key becomes a Principal: its permissions are cut down to its creator's, as

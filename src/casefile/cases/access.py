@@ -15,11 +15,12 @@ its permissions and, if it has them, its `case_ids`):
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from enum import IntEnum
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, and_, false, or_, select, true
+from sqlalchemy import ColumnElement, Select, and_, bindparam, false, or_, select, true
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute, joinedload
 
@@ -78,15 +79,24 @@ def visible_to(principal: Principal) -> ColumnElement[bool]:
     Built from uncorrelated `IN (subquery)` tests: each subquery (the user's walls, assignments,
     grants) runs once per query and is probed per row, so a list's count over many cases stays
     cheap; per-row `EXISTS` cost several times more (bench/access_check.py)."""
-    user_id = principal.user_id
-    if user_id is None:  # a key whose creator is gone acts as nobody
+    if principal.user_id is None:  # a key whose creator is gone acts as nobody
         return false()
+    return _visible_condition(principal.user_id, principal.acts_as_admin, principal.key_case_ids)
+
+
+# The condition depends only on these three facts (the rest is decided in SQL when it runs), so it
+# is built once per caller: building it costs more CPU than the query it adds to, and the same
+# expression object keeps its memoised cache key for SQLAlchemy's compiled-statement cache.
+@functools.lru_cache(maxsize=4096)
+def _visible_condition(
+    user_id: str, acts_as_admin: bool, key_case_ids: frozenset[str] | None
+) -> ColumnElement[bool]:
     # A trashed case is gone for everyone, administrators included, until restored through
     # /admin/trash (docs/api-conventions.md#trash).
     conditions: list[ColumnElement[bool]] = [not_trashed(), Case.id.not_in(_cases_naming(CaseWall, user_id))]
-    if principal.key_case_ids is not None:
-        conditions.append(Case.id.in_(sorted(principal.key_case_ids)) if principal.key_case_ids else false())
-    if not principal.acts_as_admin:
+    if key_case_ids is not None:
+        conditions.append(Case.id.in_(sorted(key_case_ids)) if key_case_ids else false())
+    if not acts_as_admin:
         assigned = select(CaseAssignee.case_id).where(CaseAssignee.user_id == user_id)
         conditions.append(
             or_(Case.access == "firm", Case.id.in_(assigned), Case.id.in_(_cases_naming(CaseGrant, user_id)))
@@ -137,19 +147,35 @@ async def case_for(
     """The case `case_id` if `principal` may see it (else CaseNotVisible, 404) and has `level` on
     it (else 403). In a write transaction the row is locked (as `db.get_or_404` does), so that
     the rules checked on it hold until the commit."""
-    statement = select(Case).where(Case.id == case_id, visible_to(principal))
     lock = is_write_session(session)
-    # SQLite leaves FOR UPDATE out: its writers are serialised by BEGIN IMMEDIATE. When locking,
-    # the assignees are read by a second statement (the relationship's `selectin`) after the lock
-    # is granted: joined to this one, PostgreSQL would return them as they were before the wait
-    # (the statement's snapshot), missing a concurrent assignment. A read is one statement.
-    statement = statement.with_for_update(of=Case) if lock else statement.options(joinedload(Case.assignees))
-    result = await session.execute(statement.execution_options(populate_existing=lock))
+    result = await session.execute(_case_by_id(principal, lock), {"case_id": case_id})
     case = result.unique().scalar_one_or_none()
     if case is None:
         raise CaseNotVisible(case_id)
     await require_level(session, principal, case, level)
     return case
+
+
+def _case_by_id(principal: Principal, lock: bool) -> Select[Case]:
+    return _case_statement(principal.user_id, principal.acts_as_admin, principal.key_case_ids, lock)
+
+
+@functools.lru_cache(maxsize=4096)
+def _case_statement(
+    user_id: str | None, acts_as_admin: bool, key_case_ids: frozenset[str] | None, lock: bool
+) -> Select[Case]:
+    """The case of `:case_id` as the caller may see it, built once per caller and mode (see
+    `_visible_condition`).
+
+    SQLite leaves FOR UPDATE out: its writers are serialised by BEGIN IMMEDIATE. When locking, the
+    assignees are read by a second statement (the relationship's `selectin`) after the lock is
+    granted: joined to this one, PostgreSQL would return them as they were before the wait (the
+    statement's snapshot), missing a concurrent assignment. A read is one statement."""
+    visible = false() if user_id is None else _visible_condition(user_id, acts_as_admin, key_case_ids)
+    statement = select(Case).where(Case.id == bindparam("case_id"), visible)
+    if lock:
+        return statement.with_for_update(of=Case).execution_options(populate_existing=True)
+    return statement.options(joinedload(Case.assignees))
 
 
 async def visible_case_ids(session: AsyncSession, principal: Principal, case_ids: Iterable[str]) -> set[str]:
