@@ -229,9 +229,10 @@ def bare_app_main(port: int, answers_file: str) -> None:
         key = f"{request.method} {request.url.path}"
         if request.url.query:
             key += "?" + request.url.query
-        status, body = (
-            answers.get(key) or answers[f"{request.method} {request.url.path.rsplit('/', 1)[0]}/{{id}}"]
-        )
+        found = answers.get(key) or answers.get(f"{request.method} {request.url.path.rsplit('/', 1)[0]}/{{id}}")
+        if found is None:  # a path no scenario measures (the readiness check with --only)
+            return Response(b"{}", status_code=404, media_type="application/json")
+        status, body = found
         if request.method == "POST":
             await request.body()
         return Response(body.encode(), status_code=status, media_type="application/json")

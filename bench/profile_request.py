@@ -170,6 +170,7 @@ async def run(db_kind: str, n: int, profile: bool) -> dict[str, Any]:
                     cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
                     per = {k: v / n for k, v in counts.c.items()}
                     layers: list[tuple[str, float]] = []
+                    calls = float("nan")
                     if profile:
                         prof = cProfile.Profile(time.thread_time)  # the event loop's CPU, not waits
                         prof.enable()
@@ -177,6 +178,8 @@ async def run(db_kind: str, n: int, profile: bool) -> dict[str, Any]:
                             await call()
                         prof.disable()
                         stats = pstats.Stats(prof)
+                        # Deterministic, unlike CPU time on a shared machine: Python calls made.
+                        calls = stats.total_calls / n  # type: ignore[attr-defined]
                         if os.environ.get("PROFILE_DUMP"):  # a directory: one pstats file per request kind
                             slug = "".join(c if c.isalnum() else "_" for c in name).strip("_")
                             stats.dump_stats(Path(os.environ["PROFILE_DUMP"]) / f"{db_kind}_{slug}.pstats")
@@ -200,6 +203,7 @@ async def run(db_kind: str, n: int, profile: bool) -> dict[str, Any]:
                         "wall_ms": wall / n * 1000,
                         "per": per,
                         "layers": layers,
+                        "calls": calls,
                     }
             return results
     finally:
@@ -217,6 +221,7 @@ def report(db_kind: str, results: dict[str, Any]) -> None:
         ends = per.get("commit", 0) + per.get("rollback", 0)
         print(f"\n## {db_kind}: {name}")
         print(f"CPU {r['cpu_ms']:.2f} ms/request, wall {r['wall_ms']:.2f} ms/request (one at a time)")
+        print(f"Python function calls {r['calls']:.0f}/request (under cProfile; the in-process client's included)")
         kinds = ", ".join(f"{k[5:]} {v:.1f}" for k, v in sorted(per.items()) if k.startswith("stmt:"))
         print(
             f"statements {stmts:.1f} ({kinds}); transactions begun {tx:.1f}, ended {ends:.1f}; "

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any, cast
 
 from sqlalchemy import ColumnElement, Table, insert, select, update
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from casefile.audit.chain import GENESIS_HASH
 from casefile.audit.models import AuditChainHead, AuditEntry
@@ -22,7 +22,7 @@ _ENTRIES = cast(Table, AuditEntry.__table__)
 _LOCKED_HEAD = select(_HEAD.c.last_seq, _HEAD.c.last_hash).where(_HEAD.c.id == HEAD_ID).with_for_update()
 
 
-async def locked_head(session: AsyncSession) -> tuple[int, str]:
+async def locked_head(session: AsyncSession | AsyncConnection) -> tuple[int, str]:
     """The chain head's last number and hash, locked until the transaction ends: `FOR UPDATE` on
     PostgreSQL (a second writer waits here, then reads the head the first one committed); on
     SQLite the writing transaction already holds the database's write lock (`BEGIN IMMEDIATE`)."""
@@ -33,7 +33,7 @@ async def locked_head(session: AsyncSession) -> tuple[int, str]:
     return found.last_seq, found.last_hash
 
 
-async def append(session: AsyncSession, entries: list[dict[str, Any]]) -> None:
+async def append(session: AsyncSession | AsyncConnection, entries: list[dict[str, Any]]) -> None:
     """Insert chained entries (their `seq`, `prev_hash` and `hash` set) and move the head to the
     last one, under the head's lock (`locked_head`). Core statements, one INSERT for all of them:
     the entries are never read back, so the ORM's unit of work would only cost time."""

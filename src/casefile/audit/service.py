@@ -22,7 +22,8 @@ from datetime import datetime
 from typing import Any, Literal
 
 from sqlalchemy import inspect
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from casefile.audit import repository
 from casefile.audit.chain import ChainBreak, ChainChecker, entry_fields, entry_hash
@@ -131,16 +132,20 @@ async def append_pending(session: AsyncSession) -> None:
     writers queue for it briefly, and never while holding it wait for another lock (no deadlock
     with the rows the transaction changed)."""
     pending: list[dict[str, Any]] = transaction_state(session).pop(_PENDING, [])
-    if not pending:
-        return
-    last_seq, last_hash = await repository.locked_head(session)
+    if pending:
+        await _chain(session, pending)
+
+
+async def _chain(executor: AsyncSession | AsyncConnection, pending: list[dict[str, Any]]) -> None:
+    """Number and hash `pending` after the locked head, insert them and move the head."""
+    last_seq, last_hash = await repository.locked_head(executor)
     chained = []
     for values in pending:
         last_seq += 1
         entry = {**values, "seq": last_seq, "prev_hash": last_hash}
         last_hash = entry["hash"] = entry_hash({**entry, "at": format_timestamp(entry["at"])})
         chained.append(entry)
-    await repository.append(session, chained)
+    await repository.append(executor, chained)
 
 
 async def record_apart(
@@ -227,10 +232,7 @@ class ReadAppender:
         while self._queue:
             batch, self._queue = self._queue[:READ_BATCH_MAX], self._queue[READ_BATCH_MAX:]
             try:
-                async with self._database().transaction(write=True) as session:
-                    state = transaction_state(session)
-                    state[_PENDING] = [entry for entry, _ in batch]
-                    before_commit(session, append_pending)
+                await self._commit([entry for entry, _ in batch])
             except BaseException as error:
                 for _, done in batch:
                     if not done.done():
@@ -241,6 +243,20 @@ class ReadAppender:
             for _, done in batch:
                 if not done.done():
                     done.set_result(None)
+
+    async def _commit(self, entries: list[dict[str, Any]]) -> None:
+        """One transaction on a plain connection: nothing here needs the ORM's session, whose
+        bookkeeping cost more CPU than the statements. A connection found dead is replaced once
+        (as `db.RetryingSession` does): nothing of the batch had been written."""
+        engine = self._database().engine
+        try:
+            async with engine.begin() as connection:
+                await _chain(connection, entries)
+        except DBAPIError as error:
+            if not error.connection_invalidated:
+                raise
+            async with engine.begin() as connection:
+                await _chain(connection, entries)
 
     async def aclose(self) -> None:
         _APPENDERS.pop(self.db, None)  # the appender refers to its database: no cycle left behind
