@@ -229,7 +229,9 @@ def bare_app_main(port: int, answers_file: str) -> None:
         key = f"{request.method} {request.url.path}"
         if request.url.query:
             key += "?" + request.url.query
-        found = answers.get(key) or answers.get(f"{request.method} {request.url.path.rsplit('/', 1)[0]}/{{id}}")
+        found = answers.get(key) or answers.get(
+            f"{request.method} {request.url.path.rsplit('/', 1)[0]}/{{id}}"
+        )
         if found is None:  # a path no scenario measures (the readiness check with --only)
             return Response(b"{}", status_code=404, media_type="application/json")
         status, body = found
@@ -245,7 +247,12 @@ def bare_app_main(port: int, answers_file: str) -> None:
 
 
 # `--only get,post`: the scenarios to run (profiling one request kind with py-spy, say).
-SCENARIO_KEYS = {"GET /cases/{id}": "get", "POST /cases": "post", "GET /cases (list)": "list", "GET /cases?search=": "search"}
+SCENARIO_KEYS = {
+    "GET /cases/{id}": "get",
+    "POST /cases": "post",
+    "GET /cases (list)": "list",
+    "GET /cases?search=": "search",
+}
 
 
 def run_db(kind: str, args: argparse.Namespace) -> list[tuple[str, dict[str, float], dict[str, float]]]:
