@@ -221,9 +221,7 @@ def report(db_kind: str, results: dict[str, Any]) -> None:
         ends = per.get("commit", 0) + per.get("rollback", 0)
         print(f"\n## {db_kind}: {name}")
         print(f"CPU {r['cpu_ms']:.2f} ms/request, wall {r['wall_ms']:.2f} ms/request (one at a time)")
-        print(
-            f"Python function calls {r['calls']:.0f}/request (under cProfile; in-process client included)"
-        )
+        print(f"Python function calls {r['calls']:.0f}/request (under cProfile; in-process client included)")
         kinds = ", ".join(f"{k[5:]} {v:.1f}" for k, v in sorted(per.items()) if k.startswith("stmt:"))
         print(
             f"statements {stmts:.1f} ({kinds}); transactions begun {tx:.1f}, ended {ends:.1f}; "
