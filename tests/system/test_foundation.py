@@ -136,6 +136,25 @@ def test_unversioned_alias_serves_the_same_handlers(api: Api) -> None:
     v1 = plain.get(api.base + "/users/me", headers={"Authorization": f"Bearer {token}"})
     alias = plain.get(api.root + "/api/users/me", headers={"Authorization": f"Bearer {token}"})
     assert ok(v1) == ok(alias)
+    # The administrator area too (its own bucket of the rate limit), and writes.
+    admin = plain.get(api.root + "/api/admin/config", headers={"Authorization": f"Bearer {token}"})
+    admin_v1 = plain.get(api.base + "/admin/config", headers={"Authorization": f"Bearer {token}"})
+    assert ok(admin) == ok(admin_v1)
+    # Counted in the one administrator bucket (the next request of that bucket has one less left).
+    assert int(admin.headers["x-ratelimit-remaining"]) == int(admin_v1.headers["x-ratelimit-remaining"]) + 1
+    created = plain.post(
+        api.root + "/api/cases",
+        json={"title": "Alias v. Version"},
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    case = ok(created, 201)
+    assert ok(plain.get(api.base + f"/cases/{case['id']}", headers={"Authorization": f"Bearer {token}"}))[
+        "title"
+    ] == ("Alias v. Version")
+    # A path under neither is no endpoint.
+    api_error(
+        plain.get(api.root + "/apix/users/me", headers={"Authorization": f"Bearer {token}"}), 404, "NOT_FOUND"
+    )
 
 
 def test_openapi_and_docs(api: Api) -> None:
