@@ -216,7 +216,7 @@ def test_search_semantics_with_many_words_per_prefix(admin: httpx.Client) -> Non
     stands for one whole word, many, or more than a lookup takes (then it is searched as a
     prefix directly): the same cases either way."""
     tag = unique("tapir")
-    many = " ".join(f"{tag}w{i:03d}" for i in range(70))  # more words than one prefix expands to
+    many = " ".join(f"{tag}w{i:03d}" for i in range(70))  # more words than a prefix is expanded to
     a = new_case(admin, title=f"{tag} Alpha", description=f"{many} Lease-Renewal")
     b = new_case(admin, title=f"{tag}w005 Bravo", client_name="Smith & Sons", description="Renewal 2031")
     c = new_case(admin, title=f"{tag}x Charlie", description="LEASE")
@@ -229,8 +229,11 @@ def test_search_semantics_with_many_words_per_prefix(admin: httpx.Client) -> Non
     assert hits(tag) == {a["id"], b["id"], c["id"]}
     assert hits(f"{tag}w") == {a["id"], b["id"]}  # 70 whole words and one more
     assert hits(f"{tag}w0") == {a["id"], b["id"]}
-    assert hits(f"{tag}w06") == {a["id"]}
-    assert hits(f"{tag}W069") == {a["id"]}
+    assert hits(f"{tag}w06") == {a["id"]}  # ten words: more than a prefix is expanded to
+    assert hits(f"{tag}w00") == {a["id"], b["id"]}
+    assert hits(f"{tag}W069") == {a["id"]}  # one whole word
+    assert hits(f"{tag}w005 bra") == {b["id"]}
+    assert hits(f"{tag}w05 {tag}w00") == {a["id"]}  # two prefixes of ten words each
     assert hits(f"{tag}w07") == set()  # starts no word
     assert hits(f"{tag}w lease") == {a["id"]}
     assert hits(f"{tag} lea") == {a["id"], c["id"]}

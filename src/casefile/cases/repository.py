@@ -38,9 +38,10 @@ async def get_case(session: AsyncSession, case_id: str) -> Case:
 
 
 # A prefix that stands for more whole words than this is searched as a prefix (GIN's own
-# expansion): an OR of thousands of words costs more than it saves (bench/README.md, "Issue 16:
-# one lexicon").
-MAX_WORDS_PER_PREFIX = 64
+# expansion). Measured on 1,000,000 cases (bench/README.md, "Issue 16: one lexicon"), the index
+# part of `<prefix> & witness`: 2 words 9 -> 2 ms, 7 words 25 -> 18 ms, but 16 words (common
+# ones) 150 -> 335 ms, 220 words 0.6 -> 70 ms, and an OR of 10,000 words ran for minutes.
+MAX_WORDS_PER_PREFIX = 8
 # Words whose normalisation by PostgreSQL's parser and `simple` dictionary is certainly the
 # word itself (lower-case ASCII letters and digits): only those are looked up in the lexicon.
 _PLAIN_WORD = re.compile(r"[a-z0-9]+")
