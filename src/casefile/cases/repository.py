@@ -44,7 +44,7 @@ async def get_case(session: AsyncSession, case_id: str) -> Case:
 MAX_WORDS_PER_PREFIX = 8
 # Words whose normalisation by PostgreSQL's parser and `simple` dictionary is certainly the
 # word itself (lower-case ASCII letters and digits): only those are looked up in the lexicon.
-_PLAIN_WORD = re.compile(r"[a-z0-9]+")
+PLAIN_WORD = re.compile(r"[a-z0-9]+")
 _CASE_WORDS = table("case_words", column("word", String))
 
 
@@ -71,7 +71,7 @@ async def _whole_words_query(session: AsyncSession, words: list[str]) -> str | N
     it gather a bitmap of every row holding any word with that prefix first. What matches is
     unchanged: the lexicon holds every word of every case (and perhaps words no case holds any
     more, which match nothing). None when a word starts no word at all: nothing can match."""
-    plain = sorted({word for word in words if _PLAIN_WORD.fullmatch(word)})
+    plain = sorted({word for word in words if PLAIN_WORD.fullmatch(word)})
     expanded: dict[str, list[str]] = {word: [] for word in plain}
     if plain:
         lookups = [
