@@ -51,6 +51,7 @@ import asyncpg
 import httpx
 
 from casefile.cases.models import Case
+from casefile.cases.repository import MAX_WORDS_PER_PREFIX, PLAIN_WORD
 from casefile.listing import search_words
 from casefile.models import Base
 
@@ -1219,9 +1220,31 @@ def get_cases(client: httpx.Client, params: dict[str, str], deadline: Deadline) 
 SELECT_COLUMNS = ", ".join(f"cases.{c.strip()}" for c in CASE_COLUMNS.split(","))
 
 
-def listing_sql(params: dict[str, str]) -> tuple[str, str, list[Any]]:
+async def search_tsquery(conn: asyncpg.Connection, text: str) -> str:
+    """The tsquery text `casefile.cases.repository.search_condition` sends for a search: each
+    plain word replaced by the whole words that start it (from `case_words`, at most
+    MAX_WORDS_PER_PREFIX), else kept as a prefix."""
+    terms: list[str] = []
+    for word in search_words(text) or []:
+        whole = []
+        if PLAIN_WORD.fullmatch(word):
+            rows = await conn.fetch(
+                "SELECT DISTINCT word FROM case_words WHERE word LIKE $1 LIMIT $2",
+                f"{word}%",
+                MAX_WORDS_PER_PREFIX + 1,
+            )
+            whole = [row["word"] for row in rows]
+        if not whole or len(whole) > MAX_WORDS_PER_PREFIX:
+            terms.append(f"{word}:*")  # (no whole word at all: the server answers without a query)
+        else:
+            terms.append(f"({' | '.join(whole)})")
+    return " & ".join(terms)
+
+
+def listing_sql(params: dict[str, str], tsquery: str | None) -> tuple[str, str, list[Any]]:
     """(count SQL, page SQL, bind values) as fetch_page builds them: filters first, then the search
-    condition; ORDER BY the sort column and id; LIMIT/OFFSET as bind parameters."""
+    condition (`tsquery` from search_tsquery); ORDER BY the sort column and id; LIMIT/OFFSET as bind
+    parameters."""
     where: list[str] = []
     values: list[Any] = []
     for name in ("status", "case_type", "priority", "jurisdiction"):
@@ -1229,7 +1252,7 @@ def listing_sql(params: dict[str, str]) -> tuple[str, str, list[Any]]:
             values.append(params[name])
             where.append(f"cases.{name} = ${len(values)}::VARCHAR")
     if "search" in params:
-        values.append(" & ".join(f"{w}:*" for w in search_words(params["search"])))
+        values.append(tsquery)
         where.append(f"cases.search_vector @@ to_tsquery('simple', ${len(values)})")
     where_sql = f" WHERE {' AND '.join(where)}" if where else ""
     # Capped as casefile.listing does: at most 10,001 matches are read (total_exact beyond).
@@ -1265,7 +1288,8 @@ async def explain_all(
     out: list[dict[str, Any]] = []
     try:
         for kind, params in chosen:
-            count_sql, page_sql, values = listing_sql(params)
+            tsquery = await search_tsquery(conn, params["search"]) if "search" in params else None
+            count_sql, page_sql, values = listing_sql(params, tsquery)
             n_filter = len(values) - 2
             entry: dict[str, Any] = {"kind": kind, "query": describe(params), "plans": {}}
             for label, sql, vals in (("count", count_sql, values[:n_filter]), ("page", page_sql, values)):

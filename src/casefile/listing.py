@@ -60,7 +60,8 @@ TOTAL_CAP = 10_000
 # A cursor carries a sort value (a title of up to 500 characters, lower-cased) and an id.
 MAX_CURSOR_LENGTH = 4000
 
-SearchCondition = Callable[[AsyncSession, list[str]], ColumnElement[bool] | TextClause]
+# Async: a search may first look something up (cases look up the whole words a prefix stands for).
+SearchCondition = Callable[[AsyncSession, list[str]], Awaitable[ColumnElement[bool] | TextClause]]
 # A filter that is more than "the column equals one of the values" (a JSON array, a case-insensitive
 # match): given the values, the condition.
 FilterCondition = Callable[[AsyncSession, list[str]], ColumnElement[bool]]
@@ -332,7 +333,7 @@ async def fetch_page(
             else spec_filter(session, values)
         )
     if query.search_words is not None and spec.search is not None:
-        where.append(spec.search(session, query.search_words) if query.search_words else false())
+        where.append(await spec.search(session, query.search_words) if query.search_words else false())
 
     page = _Paging(spec, query, where, options)
     if query.search_words:

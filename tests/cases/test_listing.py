@@ -165,6 +165,86 @@ def test_search_index_follows_updates_and_deletes(admin: httpx.Client) -> None:
     assert ok(admin.get("/cases", params={"search": new})) == []
 
 
+def test_a_word_added_by_an_update_is_found_by_its_prefix(admin: httpx.Client) -> None:
+    """On PostgreSQL a prefix is first turned into the whole words that start it (a lexicon kept
+    by the write path): a word that exists only since an update must be among them."""
+    tag, added = unique("numbat"), unique("quillwort")
+    case = new_case(admin, title=f"{tag} matter", description="Nothing yet")
+    assert ok(admin.get("/cases", params={"search": added[:-4]})) == []
+    ok(admin.patch(f"/cases/{case['id']}", json={"description": f"Now about {added}, Part 2"}))
+    assert [c["id"] for c in ok(admin.get("/cases", params={"search": added[:-4]}))] == [case["id"]]
+    assert [c["id"] for c in ok(admin.get("/cases", params={"search": f"{tag[:-3]} {added[:9]}"}))] == [
+        case["id"]
+    ]
+    # The words it lost match it no more, by prefix either.
+    ok(admin.patch(f"/cases/{case['id']}", json={"description": "Something else"}))
+    assert ok(admin.get("/cases", params={"search": added[:-4]})) == []
+    assert ok(admin.get("/cases", params={"search": f"{tag} nothin"})) == []
+
+
+def test_postgresql_keeps_the_words_of_every_write_in_its_lexicon(api: Api, admin: httpx.Client) -> None:
+    """The lexicon a prefix is expanded from holds the words of inserts and updates (made by
+    triggers, so also by SQL that bypasses the API)."""
+    if api.settings.is_sqlite:
+        pytest.skip("SQLite searches prefixes through FTS5's own prefix indexes")
+    created, updated, by_sql = unique("ocelot"), unique("margay"), unique("serval")
+    case = new_case(admin, title=f"{created} matter")
+    ok(admin.patch(f"/cases/{case['id']}", json={"client_name": f"{updated} LLC"}))
+    api.sql("UPDATE cases SET description = :d WHERE id = :id", d=f"By hand: {by_sql}", id=case["id"])
+    rows = api.sql("SELECT word FROM case_words WHERE word = ANY(:w)", w=[created, updated, by_sql])
+    words = {word for (word,) in rows}
+    assert words == {created, updated, by_sql}
+    assert [c["id"] for c in ok(admin.get("/cases", params={"search": by_sql[:-5]}))] == [case["id"]]
+
+
+def test_a_deleted_case_is_not_found_by_prefix(admin: httpx.Client) -> None:
+    tag = unique("dugong")
+    kept = new_case(admin, title=f"{tag} kept")
+    trashed = new_case(admin, title=f"{tag} trashed")
+    purged = new_case(admin, title=f"{tag} purged")
+    for case in (trashed, purged):
+        ok(admin.delete(f"/cases/{case['id']}"))
+    ok(admin.delete(f"/admin/trash/{purged['id']}"))
+    rows, pagination = _list(admin, search=tag[:-2])
+    assert [c["id"] for c in rows] == [kept["id"]] and pagination["total"] == 1
+    assert _list(admin, search=f"{tag[:-2]} trash")[1]["total"] == 0
+    assert _list(admin, search=f"{tag[:-2]} purg")[1]["total"] == 0
+
+
+def test_search_semantics_with_many_words_per_prefix(admin: httpx.Client) -> None:
+    """Every word matches as a word prefix, ignoring case and punctuation, whether a prefix
+    stands for one whole word, many, or more than a lookup takes (then it is searched as a
+    prefix directly): the same cases either way."""
+    tag = unique("tapir")
+    many = " ".join(f"{tag}w{i:03d}" for i in range(70))  # more words than a prefix is expanded to
+    a = new_case(admin, title=f"{tag} Alpha", description=f"{many} Lease-Renewal")
+    b = new_case(admin, title=f"{tag}w005 Bravo", client_name="Smith & Sons", description="Renewal 2031")
+    c = new_case(admin, title=f"{tag}x Charlie", description="LEASE")
+
+    def hits(q: str) -> set[str]:
+        rows, pagination = _list(admin, search=q, limit=100)
+        assert pagination["total"] == len(rows)
+        return {row["id"] for row in rows}
+
+    assert hits(tag) == {a["id"], b["id"], c["id"]}
+    assert hits(f"{tag}w") == {a["id"], b["id"]}  # 70 whole words and one more
+    assert hits(f"{tag}w0") == {a["id"], b["id"]}
+    assert hits(f"{tag}w06") == {a["id"]}  # ten words: more than a prefix is expanded to
+    assert hits(f"{tag}w00") == {a["id"], b["id"]}
+    assert hits(f"{tag}W069") == {a["id"]}  # one whole word
+    assert hits(f"{tag}w005 bra") == {b["id"]}
+    assert hits(f"{tag}w05 {tag}w00") == {a["id"]}  # two prefixes of ten words each
+    assert hits(f"{tag}w07") == set()  # starts no word
+    assert hits(f"{tag}w lease") == {a["id"]}
+    assert hits(f"{tag} lea") == {a["id"], c["id"]}
+    assert hits(f"{tag} leaserenewal") == set()  # punctuation splits words
+    assert hits(f"{tag} renew") == {a["id"], b["id"]}
+    assert hits(f"{tag} renewal 203") == {b["id"]}
+    assert hits(f"{tag} SMITH sons") == {b["id"]}
+    assert hits(f"{tag} smithsons") == set()
+    assert hits(f"{tag}w005 {tag}w") == {a["id"], b["id"]}  # the same prefix twice
+
+
 def test_search_of_only_punctuation_matches_nothing(admin: httpx.Client) -> None:
     new_case(admin)
     _, punct = _list(admin, search="&&& ::: ***")

@@ -56,9 +56,11 @@ def _schema_differences(settings: Settings) -> list[object]:
         finally:
             await engine.dispose()
 
-    # Search structures live outside the models on purpose (FTS5 tables, the generated tsvector).
+    # Search structures live outside the models on purpose (FTS5 tables, the generated tsvector,
+    # the lexicon of case words).
     ignored = (
         "cases_fts",
+        "case_words",
         "passages_fts",
         "search_vector",
         "ix_cases_search_vector",

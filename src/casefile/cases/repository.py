@@ -3,7 +3,23 @@ case-number counter)."""
 
 from __future__ import annotations
 
-from sqlalchemy import ColumnElement, TextClause, case, exists, func, select, text
+import re
+
+from sqlalchemy import (
+    ColumnElement,
+    String,
+    TextClause,
+    case,
+    column,
+    exists,
+    false,
+    func,
+    literal,
+    select,
+    table,
+    text,
+    union_all,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.cases.models import Case, CaseAssignee, CaseNumberCounter
@@ -21,18 +37,64 @@ async def get_case(session: AsyncSession, case_id: str) -> Case:
     return case
 
 
-def search_condition(session: AsyncSession, words: list[str]) -> TextClause:
+# A prefix that stands for more whole words than this is searched as a prefix (GIN's own
+# expansion). Measured on 1,000,000 cases (bench/README.md, "Issue 16: one lexicon"), the index
+# part of `<prefix> & witness`: 2 words 9 -> 2 ms, 7 words 25 -> 18 ms, but 16 words (common
+# ones) 150 -> 335 ms, 220 words 0.6 -> 70 ms, and an OR of 10,000 words ran for minutes.
+MAX_WORDS_PER_PREFIX = 8
+# Words whose normalisation by PostgreSQL's parser and `simple` dictionary is certainly the
+# word itself (lower-case ASCII letters and digits): only those are looked up in the lexicon.
+PLAIN_WORD = re.compile(r"[a-z0-9]+")
+_CASE_WORDS = table("case_words", column("word", String))
+
+
+async def search_condition(session: AsyncSession, words: list[str]) -> ColumnElement[bool] | TextClause:
     """Every word must match as a word prefix, case-insensitively, in title, case number, client
     name or description. PostgreSQL: the GIN-indexed `search_vector`; SQLite: the FTS5 index
     `cases_fts`. Words are letters and digits only (see listing.search_words), so they are safe
     inside the query syntax of both."""
     if dialect_name(session) == "postgresql":
-        query = " & ".join(f"{word}:*" for word in words)
+        query = await _whole_words_query(session, words)
+        if query is None:
+            return false()
         return text("cases.search_vector @@ to_tsquery('simple', :case_search)").bindparams(case_search=query)
     query = " ".join(f'"{word}"*' for word in words)
     return text("cases.rowid IN (SELECT rowid FROM cases_fts WHERE cases_fts MATCH :case_search)").bindparams(
         case_search=query
     )
+
+
+async def _whole_words_query(session: AsyncSession, words: list[str]) -> str | None:
+    """The tsquery text for `words` on PostgreSQL: each prefix replaced by the whole words of the
+    cases that start with it (`valu` -> `(valuation | value)`), from the lexicon `case_words`
+    (migration 0014), ANDed. GIN intersects whole words' posting lists, where a `word:*` makes
+    it gather a bitmap of every row holding any word with that prefix first. What matches is
+    unchanged: the lexicon holds every word of every case (and perhaps words no case holds any
+    more, which match nothing). None when a word starts no word at all: nothing can match."""
+    plain = sorted({word for word in words if PLAIN_WORD.fullmatch(word)})
+    expanded: dict[str, list[str]] = {word: [] for word in plain}
+    if plain:
+        lookups = [
+            select(literal(prefix).label("prefix"), _CASE_WORDS.c.word)
+            .where(_CASE_WORDS.c.word.like(f"{prefix}%"))
+            .distinct()
+            .limit(MAX_WORDS_PER_PREFIX + 1)
+            .subquery()
+            .select()
+            for prefix in plain
+        ]
+        for prefix, word in (await session.execute(union_all(*lookups))).all():
+            expanded[prefix].append(word)
+    terms: list[str] = []
+    for word in words:
+        whole = expanded.get(word)
+        if whole is None or len(whole) > MAX_WORDS_PER_PREFIX:
+            terms.append(f"{word}:*")
+        elif not whole:
+            return None
+        else:
+            terms.append(f"({' | '.join(whole)})")
+    return " & ".join(terms)
 
 
 def _assigned_to_any(session: AsyncSession, user_ids: list[str]) -> ColumnElement[bool]:

@@ -33,7 +33,7 @@ def names_matching(contact_id: ColumnElement[str], words: list[str]) -> ColumnEl
     return exists().where(ContactName.contact_id == contact_id, *per_word)
 
 
-def _search_contacts(session: AsyncSession, words: list[str]) -> ColumnElement[bool]:
+async def _search_contacts(session: AsyncSession, words: list[str]) -> ColumnElement[bool]:
     return names_matching(Contact.id, words)  # type: ignore[arg-type]
 
 
@@ -60,7 +60,7 @@ CONTACT_LIST = ListSpec(
 )
 
 
-def _search_parties(session: AsyncSession, words: list[str]) -> ColumnElement[bool]:
+async def _search_parties(session: AsyncSession, words: list[str]) -> ColumnElement[bool]:
     return names_matching(Party.contact_id, words)  # type: ignore[arg-type]
 
 

@@ -301,7 +301,7 @@ async def delete_deadline(session: AsyncSession, principal: Principal, deadline:
     return deleted
 
 
-def _search_deadlines(session: AsyncSession, words: list[str]) -> ColumnElement[bool]:
+async def _search_deadlines(session: AsyncSession, words: list[str]) -> ColumnElement[bool]:
     # Within one case: each word in the trigger's or the rule set's name.
     columns = (Deadline.trigger, Deadline.rule_set)
     return and_(*(or_(*(func.lower(c).like(f"%{w}%") for c in columns)) for w in words))

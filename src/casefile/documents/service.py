@@ -46,7 +46,7 @@ from casefile.runtime import Runtime
 from casefile.storage import content_removal_allowed
 
 
-def _search_documents(session: AsyncSession, words: list[str]) -> ColumnElement[bool]:
+async def _search_documents(session: AsyncSession, words: list[str]) -> ColumnElement[bool]:
     # Within one case's documents: a substring match per word is enough.
     columns = (Document.title, Document.description, Document.file_name)
     return and_(*(or_(*(func.lower(c).like(f"%{w}%") for c in columns)) for w in words))

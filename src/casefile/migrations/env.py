@@ -21,8 +21,11 @@ settings: Settings = context.config.attributes.get("settings") or Settings()
 
 
 def include_object(obj: object, name: str | None, type_: str, reflected: bool, compare_to: object) -> bool:
-    # The FTS5 search tables are created by hand in a migration; autogenerate must leave them be.
-    return not (type_ == "table" and name is not None and name.startswith(("cases_fts", "passages_fts")))
+    # The search tables (FTS5, PostgreSQL's lexicon of case words) are created by hand in
+    # migrations; autogenerate must leave them be.
+    return not (
+        type_ == "table" and name is not None and name.startswith(("cases_fts", "passages_fts", "case_words"))
+    )
 
 
 def run(connection: Connection) -> None:

@@ -37,7 +37,7 @@ _CONTACT_PERMISSIONS = {
 }
 
 
-def _search_notes(session: AsyncSession, words: list[str]) -> ColumnElement[bool]:
+async def _search_notes(session: AsyncSession, words: list[str]) -> ColumnElement[bool]:
     # Within one case's or contact's notes: a substring match per word is enough.
     return and_(*(func.lower(Note.body).like(f"%{w}%") for w in words))
 

@@ -257,7 +257,7 @@ async def cases_matching(
         return []
     statement = (
         select(Case)
-        .where(search_condition(session, words), visible)
+        .where(await search_condition(session, words), visible)
         .order_by(Case.updated_at.desc(), Case.id.desc())
         .limit(limit)
     )

@@ -32,7 +32,7 @@ async def get_task(session: AsyncSession, task_id: str) -> Task:
     return await get_or_404(session, Task, task_id, "Task not found")
 
 
-def _search_tasks(session: AsyncSession, words: list[str]) -> ColumnElement[bool]:
+async def _search_tasks(session: AsyncSession, words: list[str]) -> ColumnElement[bool]:
     # Titles are short: a substring match per word (words are letters and digits only).
     return and_(*(func.lower(Task.title).like(f"%{w}%") for w in words))
 

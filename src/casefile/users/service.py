@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 EMAIL_TAKEN = "Email is already registered"
 
 
-def _search_users(session: AsyncSession, words: list[str]) -> ColumnElement[bool]:
+async def _search_users(session: AsyncSession, words: list[str]) -> ColumnElement[bool]:
     # A firm has hundreds of users, not millions: a substring match per word is enough here.
     return and_(
         *(or_(func.lower(User.email).like(f"%{w}%"), func.lower(User.name).like(f"%{w}%")) for w in words)
