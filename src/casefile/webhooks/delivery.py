@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -23,22 +24,19 @@ from typing import Any, cast
 
 import httpx
 from sqlalchemy import (
-    CTE,
+    BindParameter,
     Boolean,
-    ColumnClause,
     Integer,
     Row,
     String,
     Table,
     Text,
-    case,
-    column,
+    TextClause,
+    bindparam,
     func,
-    insert,
-    literal,
     select,
+    text,
     update,
-    values,
 )
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -230,15 +228,13 @@ async def claim_due(
     # decryption each).
     secrets_of: dict[str, tuple[str, ...]] = {}
     claims: list[Claim] = []
-    attempts: list[dict[str, Any]] = []
+    attempts: list[tuple[Any, ...]] = []
     for row in taken:
         terms = leased_terms(
             attempts_made=row.attempts_made, lease_token=row.lease_token, max_attempts=row.max_attempts
         )
         attempt_id = new_id("att")
-        attempts.append(
-            {"id": attempt_id, "delivery_id": row.id, "number": terms["attempt"], "started_at": now}
-        )
+        attempts.append((attempt_id, row.id, terms["attempt"], now))
         if row.webhook_id not in secrets_of:
             secrets_of[row.webhook_id] = signing_secrets(
                 row.secret_sealed, row.previous_secrets, runtime.secret_box, now
@@ -266,7 +262,7 @@ async def claim_due(
                 ),
             )
         )
-    await session.execute(insert(_attempts).values(attempts))
+    await session.execute(_start_attempts(len(attempts)), _row_params("a", _ATTEMPT_START, attempts))
     return claims
 
 
@@ -348,30 +344,85 @@ async def attempt(client: httpx.AsyncClient, claim: Claim, timeout: float) -> Ou
     )
 
 
-# The columns of the outcome tables `record_batch` joins: every value is a typed bind parameter
-# (`literal`), so a column that is NULL on every row still has its type on PostgreSQL.
-_OUTCOME_COLUMNS = (
-    column("id", String),
-    column("lease_token", Integer),
-    column("status", String),
-    column("next_attempt_at", UTCDateTime()),
-    column("status_code", Integer),
-    column("error", Text),
+# The statements that claim and record a batch, whatever its size, join or insert a table of rows
+# given as VALUES. SQLAlchemy does not cache the compilation of a VALUES construct (it compiled
+# one per batch: a tenth of the worker's CPU), so they are SQL text, made once per row count and
+# cached by SQLAlchemy like any text (which holds column and parameter names only, never values:
+# the `noqa: S608` below); every parameter is typed, so a column that is NULL on every
+# row keeps its type on PostgreSQL and datetimes are stored as the ORM stores them.
+Columns = tuple[tuple[str, Any], ...]
+_ATTEMPT_START: Columns = (
+    ("id", String()),
+    ("delivery_id", String()),
+    ("number", Integer()),
+    ("started_at", UTCDateTime()),
 )
-_ATTEMPT_COLUMNS = (
-    column("id", String),
-    column("duration_ms", Integer),
-    column("status_code", Integer),
-    column("success", Boolean),
-    column("error", Text),
-    column("response_body", Text),
+_FATE: Columns = (
+    ("id", String()),
+    ("lease_token", Integer()),
+    ("status", String()),
+    ("next_attempt_at", UTCDateTime()),
+    ("status_code", Integer()),
+    ("error", Text()),
+)
+_RESULT: Columns = (
+    ("id", String()),
+    ("duration_ms", Integer()),
+    ("status_code", Integer()),
+    ("success", Boolean()),
+    ("error", Text()),
+    ("response_body", Text()),
 )
 
 
-def _table_of(name: str, columns: tuple[ColumnClause[Any], ...], rows: list[tuple[Any, ...]]) -> CTE:
-    """`WITH name(columns) AS (VALUES ...)`: rows to join in one UPDATE (PostgreSQL and SQLite)."""
-    typed = [tuple(literal(value, c.type) for value, c in zip(row, columns, strict=True)) for row in rows]
-    return values(*columns, name=name).data(typed).cte(name)
+def _rows_sql(prefix: str, columns: Columns, n: int) -> tuple[str, list[BindParameter[Any]]]:
+    """`(:p0_a, :p0_b), (:p1_a, :p1_b)...` for `n` rows, with its typed parameters."""
+    names = [[f"{prefix}{i}_{name}" for name, _ in columns] for i in range(n)]
+    sql = ", ".join("(" + ", ".join(f":{name}" for name in row) + ")" for row in names)
+    binds = [
+        bindparam(name, type_=type_) for row in names for name, (_, type_) in zip(row, columns, strict=True)
+    ]
+    return sql, binds
+
+
+def _row_params(prefix: str, columns: Columns, rows: list[tuple[Any, ...]]) -> dict[str, Any]:
+    return {
+        f"{prefix}{i}_{name}": value
+        for i, row in enumerate(rows)
+        for (name, _), value in zip(columns, row, strict=True)
+    }
+
+
+@functools.lru_cache(maxsize=128)
+def _start_attempts(n: int) -> TextClause:
+    rows, binds = _rows_sql("a", _ATTEMPT_START, n)
+    sql = f"INSERT INTO delivery_attempts (id, delivery_id, number, started_at) VALUES {rows}"  # noqa: S608
+    return text(sql).bindparams(*binds)
+
+
+@functools.lru_cache(maxsize=128)
+def _record_fates(n: int) -> TextClause:
+    """Each delivery's next state, only where its lease is still the claim's (fencing)."""
+    rows, binds = _rows_sql("f", _FATE, n)
+    return text(
+        f"WITH fate ({', '.join(name for name, _ in _FATE)}) AS (VALUES {rows}) "  # noqa: S608
+        "UPDATE deliveries SET status = fate.status, lease_expires_at = NULL, "
+        "last_status_code = fate.status_code, last_error = fate.error, updated_at = :now, "
+        "succeeded_at = CASE WHEN fate.status = 'succeeded' THEN :now ELSE deliveries.succeeded_at END, "
+        "next_attempt_at = COALESCE(fate.next_attempt_at, deliveries.next_attempt_at) "
+        "FROM fate WHERE deliveries.id = fate.id AND deliveries.lease_token = fate.lease_token"
+    ).bindparams(*binds, bindparam("now", type_=UTCDateTime()))
+
+
+@functools.lru_cache(maxsize=128)
+def _record_results(n: int) -> TextClause:
+    rows, binds = _rows_sql("r", _RESULT, n)
+    return text(
+        f"WITH result ({', '.join(name for name, _ in _RESULT)}) AS (VALUES {rows}) "  # noqa: S608
+        "UPDATE delivery_attempts SET finished_at = :now, duration_ms = result.duration_ms, "
+        "status_code = result.status_code, success = result.success, error = result.error, "
+        "response_body = result.response_body FROM result WHERE delivery_attempts.id = result.id"
+    ).bindparams(*binds, bindparam("now", type_=UTCDateTime()))
 
 
 async def record_batch(runtime: Runtime, outcomes: list[tuple[Claim, Outcome]]) -> None:
@@ -382,8 +433,8 @@ async def record_batch(runtime: Runtime, outcomes: list[tuple[Claim, Outcome]]) 
     if not outcomes:
         return
     now = utcnow()
-    deliveries: list[tuple[Any, ...]] = []
-    attempts: list[tuple[Any, ...]] = []
+    fates: list[tuple[Any, ...]] = []
+    results: list[tuple[Any, ...]] = []
     # Rows in delivery-id order, so two batches that share rows (only a stale claim and its
     # take-over can) rarely deadlock; the worker retries a failed batch one outcome at a time.
     for claim, outcome in sorted(outcomes, key=lambda item: item[0].delivery_id):
@@ -394,10 +445,10 @@ async def record_batch(runtime: Runtime, outcomes: list[tuple[Claim, Outcome]]) 
                 status, next_at = "dead", None
             else:
                 status = "retrying"
-        deliveries.append(
+        fates.append(
             (claim.delivery_id, claim.lease_token, status, next_at, outcome.status_code, outcome.error)
         )
-        attempts.append(
+        results.append(
             (
                 claim.attempt_id,
                 outcome.duration_ms,
@@ -407,37 +458,12 @@ async def record_batch(runtime: Runtime, outcomes: list[tuple[Claim, Outcome]]) 
                 outcome.response_body,
             )
         )
-    fates = _table_of("fate", _OUTCOME_COLUMNS, deliveries)
-    results = _table_of("result", _ATTEMPT_COLUMNS, attempts)
-    d, f, r = _deliveries.c, fates.c, results.c
+    n = len(outcomes)
     async with runtime.db.transaction(write=True) as session:
         # Deliveries first, then attempts: a concurrent claim locks a delivery and then updates its
         # lost attempt, so taking the locks in the same order means the two never deadlock.
-        await session.execute(
-            update(_deliveries)
-            .where(Delivery.held_by(f.id, f.lease_token))
-            .values(
-                status=f.status,
-                lease_expires_at=None,
-                last_status_code=f.status_code,
-                last_error=f.error,
-                updated_at=now,
-                succeeded_at=case((f.status == "succeeded", now), else_=d.succeeded_at),
-                next_attempt_at=func.coalesce(f.next_attempt_at, d.next_attempt_at),
-            )
-        )
-        await session.execute(
-            update(_attempts)
-            .where(_attempts.c.id == r.id)
-            .values(
-                finished_at=now,
-                duration_ms=r.duration_ms,
-                status_code=r.status_code,
-                success=r.success,
-                error=r.error,
-                response_body=r.response_body,
-            )
-        )
+        await session.execute(_record_fates(n), {"now": now, **_row_params("f", _FATE, fates)})
+        await session.execute(_record_results(n), {"now": now, **_row_params("r", _RESULT, results)})
 
 
 async def record(runtime: Runtime, claim: Claim, outcome: Outcome) -> None:
