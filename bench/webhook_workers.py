@@ -59,6 +59,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import webhook_delivery as wd
 
 ROOT = wd.ROOT
+SELF = Path(__file__).resolve()
 DEFAULT_DB_NAME = "casefile_bench_workers"
 HELD = datetime(2100, 1, 1, tzinfo=UTC)  # queued deliveries wait here until released
 HELD_NAIVE = HELD.replace(tzinfo=None)  # as stored (naive UTC), for raw SQL
@@ -321,7 +322,7 @@ class Bench:
                 command = [spy, "record", "--nonblocking", "--rate", "200", "--format", "raw"]
                 command += ["--output", str(path), "--", casefile, "worker"]
             with self.worker_log(index).open("ab") as handle:
-                proc = subprocess.Popen(
+                proc = subprocess.Popen(  # noqa: ASYNC220 (starting it takes no time)
                     wd.die_with_parent(command),
                     env=self.env(src),
                     stdout=handle,
@@ -381,7 +382,7 @@ class Bench:
             await connection.close()
         self.created = True
         casefile = Path(sys.executable).with_name("casefile")
-        done = subprocess.run(
+        done = subprocess.run(  # noqa: ASYNC221 (before anything is measured)
             [str(casefile), "migrate"], env=self.env(None), capture_output=True, timeout=180, check=False
         )
         if done.returncode != 0:
@@ -461,9 +462,15 @@ class Bench:
         return list(await self.pg.fetch(statement, *params))
 
     async def release(self) -> None:
+        # Due in the order they were created, a microsecond apart, as deliveries created one after
+        # the other are (one timestamp for all would order them by webhook in the claim's index:
+        # the per-webhook cap would then let a claim take only one webhook's share).
         await self.sql(
-            "WITH due AS (UPDATE deliveries SET next_attempt_at = now() AT TIME ZONE 'UTC' "
-            "WHERE next_attempt_at = $1 RETURNING 1) SELECT pg_notify('casefile_deliveries', '')",
+            "WITH queued AS (SELECT id, row_number() OVER (ORDER BY created_at, id) AS n FROM deliveries "
+            "WHERE next_attempt_at = $1), due AS (UPDATE deliveries SET next_attempt_at = "
+            "now() AT TIME ZONE 'UTC' - interval '1 second' + queued.n * interval '1 microsecond' "
+            "FROM queued WHERE deliveries.id = queued.id RETURNING 1) "
+            "SELECT pg_notify('casefile_deliveries', '')",
             HELD_NAIVE,
         )
 
@@ -533,7 +540,7 @@ class Bench:
         }
         await self.receiver_call("/__reset")
         receiver_before = wd.proc_cpu_seconds(self.receiver.pid) if self.receiver else 0.0
-        command = [sys.executable, str(Path(__file__).resolve()), "--baseline", json.dumps(spec)]
+        command = [sys.executable, str(SELF), "--baseline", json.dumps(spec)]
         proc = await asyncio.create_subprocess_exec(*command, stdout=subprocess.PIPE)
         out, _ = await asyncio.wait_for(proc.communicate(), timeout=300)
         result: dict[str, Any] = json.loads(out.decode().strip().splitlines()[-1])
@@ -576,7 +583,7 @@ class Bench:
             "ON d.id = a.delivery_id WHERE a.started_at >= $1",
             released_at,
         )
-        first, last, attempts, first_ok, distinct = rows[0]
+        first, last, attempts, first_ok, _distinct = rows[0]
         db_seconds = (last - first).total_seconds() if first and last else float("nan")
         seconds = end - start
         rate = queued / db_seconds
@@ -604,7 +611,8 @@ class Bench:
         log(
             f"{n_workers} worker(s): {rate:,.0f} deliveries/s ({queued} in {db_seconds:.2f} s), per worker "
             f"{result['per_worker_per_s']}, worker CPU {result['worker_cpu_ms_per_delivery']} ms/delivery, "
-            f"PostgreSQL {result['postgres_cpu_ms_per_delivery']} ms, other programs {100 * cpu['other_share']:.0f} %"
+            f"PostgreSQL {result['postgres_cpu_ms_per_delivery']} ms, "
+            f"other programs {100 * cpu['other_share']:.0f} %"
         )
         return result
 
@@ -655,7 +663,8 @@ class Bench:
             for label, src in args.code:
                 for n_workers in args.workers:
                     log(
-                        f"round {round_number + 1}, code {label!r}, {n_workers} worker(s), load {wd.loadavg()}"
+                        f"round {round_number + 1}, code {label!r}, {n_workers} worker(s), "
+                        f"load {wd.loadavg()}"
                     )
                     run: dict[str, Any] = {
                         "round": round_number + 1,
@@ -722,7 +731,8 @@ def children_cpu() -> float:
 def print_table(result: dict[str, Any]) -> None:
     print()
     header = (
-        f"{'round':>5} {'code':>8} {'N':>2} {'bare req/s':>11} {'bare ms':>8} {'deliv/s':>8} {'per worker /s':>22} "
+        f"{'round':>5} {'code':>8} {'N':>2} {'bare req/s':>11} {'bare ms':>8} {'deliv/s':>8} "
+        f"{'per worker /s':>22} "
         f"{'ratio':>12} {'wrk ms':>7} {'pg ms':>6} {'rcv ms':>7} {'other':>6} ok"
     )
     print(header)
@@ -730,17 +740,20 @@ def print_table(result: dict[str, Any]) -> None:
         p = run["phase"]
         bare = f"{run['bare']['requests_per_s']:.0f}/{run['bare_after']['requests_per_s']:.0f}"
         print(
-            f"{run['round']:>5} {run['code']:>8} {p['workers']:>2} {bare:>11} {run['bare']['cpu_ms_per_request']:>8.2f} "
+            f"{run['round']:>5} {run['code']:>8} {p['workers']:>2} {bare:>11} "
+            f"{run['bare']['cpu_ms_per_request']:>8.2f} "
             f"{p['deliveries_per_s']:>8.0f} {'/'.join(f'{r:.0f}' for r in p['per_worker_per_s']):>22} "
             f"{'/'.join(f'{r:.2f}' for r in p['ratio_per_worker_to_bare']):>12} "
             f"{p['worker_cpu_ms_per_delivery']:>7.2f} {p['postgres_cpu_ms_per_delivery']:>6.2f} "
-            f"{p['receiver_cpu_ms_per_delivery']:>7.3f} {p['transactions_per_100_deliveries']:>6.1f} {100 * p['cpu_seconds']['other_share']:>5.0f}% "
+            f"{p['receiver_cpu_ms_per_delivery']:>7.3f} {p['transactions_per_100_deliveries']:>6.1f} "
+            f"{100 * p['cpu_seconds']['other_share']:>5.0f}% "
             f"{'yes' if p['checks']['all_ok'] else 'NO ' + json.dumps(p['checks'])}"
         )
     print(
-        "\nbare req/s: one httpx.AsyncClient with the workers' concurrency, before/after the phase; bare ms: its CPU"
-        "\nper request; ratio: each worker's deliveries/s / the bare rate before the phase; wrk/pg/rcv ms: CPU per"
-        "\ndelivery of all workers / PostgreSQL backends / the receiver; other: other programs' share of the CPUs."
+        "\nbare req/s: one httpx.AsyncClient with the workers' concurrency, before/after the phase;"
+        "\nbare ms: its CPU per request; ratio: each worker's deliveries/s / the bare rate before the"
+        "\nphase; wrk/pg/rcv ms: CPU per delivery of all workers / PostgreSQL backends / the receiver;"
+        "\ntx/100: transactions per 100 deliveries; other: other programs' share of the CPUs."
     )
     for profile in result["profiles"]:
         print(json.dumps(profile, indent=1)[:4000])

@@ -159,7 +159,8 @@ def worker() -> None:
         import uvloop
 
         # As `casefile serve` runs on uvloop (uvicorn's default when installed): its socket
-        # writes and callbacks are in C, about a tenth of the worker's CPU per delivery.
+        # writes and callbacks are in C, where asyncio's were 29 % of the worker's profile
+        # (bench/README.md, `webhook_workers.py`).
         uvloop.run(_run_worker(settings))
 
 
