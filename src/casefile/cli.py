@@ -153,7 +153,15 @@ def worker() -> None:
     settings = _settings()
     _configure_logging(settings.log_level, settings.log_format)
     upgrade(settings)
-    asyncio.run(_run_worker(settings))
+    if sys.platform == "win32":  # uvloop is not available there
+        asyncio.run(_run_worker(settings))
+    else:
+        import uvloop
+
+        # As `casefile serve` runs on uvloop (uvicorn's default when installed): its socket
+        # writes and callbacks are in C, where asyncio's were 29 % of the worker's profile
+        # (bench/README.md, `webhook_workers.py`).
+        uvloop.run(_run_worker(settings))
 
 
 async def _run_worker(settings: Settings) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -99,6 +100,82 @@ def test_a_stale_outcome_recorded_in_a_batch_changes_nothing(server: Api) -> Non
     # Attempt rows are written by id, as before batching: the late outcome of attempt 1 replaces
     # the "lost" mark the take-over gave it; attempt 2 is still running.
     assert attempts == [(1, True, True, None), (2, False, None, None)]
+
+
+def test_a_batch_of_every_kind_of_outcome_is_recorded_in_one_go(server: Api) -> None:
+    """Success, retry and dead letter in one batch, then a batch where every attempt failed to
+    connect (no status code and no response on any row: the batch's columns that are NULL on every
+    row must still be stored as such): each delivery and attempt gets its own outcome."""
+    with server.admin() as admin:
+        body = {
+            "name": "kinds",
+            "url": "http://127.0.0.1:9/hook",
+            "events": ["case.created"],
+            "secret": SECRET,
+            "retry_policy": {"max_attempts": 2, "initial_delay": 60, "backoff_multiplier": 1},
+        }
+        ok(admin.post("/admin/webhooks", json=body), 201)
+        for title in ("One", "Two", "Three", "Four", "Five"):
+            ok(admin.post("/cases", json={"title": title}), 201)
+
+    refused = Outcome(
+        started_at=datetime.now(UTC),
+        duration_ms=1,
+        status_code=None,
+        error="ConnectError",
+        response_body=None,
+    )
+
+    async def scenario() -> list[str]:
+        runtime = Runtime.start(server.settings)
+        try:
+            async with runtime.db.transaction() as session:
+                claims = await engine.claim_due(session, runtime, limit=5)
+            assert [c.attempt for c in claims] == [1] * 5
+            dead = dataclasses.replace(claims[2], attempt=2)  # as if it were its last attempt
+            await engine.record_batch(
+                runtime,
+                [
+                    (claims[0], outcome(200)),
+                    (claims[1], outcome(500, "HTTP 500")),
+                    (dead, outcome(410, "HTTP 410")),
+                ],
+            )
+            await engine.record_batch(runtime, [(claims[3], refused), (claims[4], refused)])
+            return [c.delivery_id for c in claims]
+        finally:
+            await runtime.close()
+
+    ids = asyncio.run(scenario())
+    rows = {
+        r[0]: r[1:]
+        for r in server.sql(
+            "SELECT id, status, last_status_code, last_error, lease_expires_at IS NULL, "
+            "succeeded_at IS NOT NULL, next_attempt_at > :soon FROM deliveries",
+            soon=datetime.now(UTC).replace(tzinfo=None) + timedelta(seconds=30),
+        )
+    }
+    assert [rows[i] for i in ids] == [
+        ("succeeded", 200, None, True, True, False),
+        ("retrying", 500, "HTTP 500", True, False, True),
+        ("dead", 410, "HTTP 410", True, False, False),
+        ("retrying", None, "ConnectError", True, False, True),
+        ("retrying", None, "ConnectError", True, False, True),
+    ]
+    attempts = {
+        r[0]: r[1:]
+        for r in server.sql(
+            "SELECT delivery_id, number, finished_at IS NOT NULL, status_code, success, error, response_body "
+            "FROM delivery_attempts"
+        )
+    }
+    assert [attempts[i] for i in ids] == [
+        (1, True, 200, True, None, "ok"),
+        (1, True, 500, False, "HTTP 500", "ok"),
+        (1, True, 410, False, "HTTP 410", "ok"),
+        (1, True, None, False, "ConnectError", None),
+        (1, True, None, False, "ConnectError", None),
+    ]
 
 
 def fake_claim(delivery_id: str) -> Claim:

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -22,24 +23,44 @@ from datetime import datetime, timedelta
 from typing import Any, cast
 
 import httpx
-from sqlalchemy import Table, bindparam, select, update
+from sqlalchemy import (
+    BindParameter,
+    Boolean,
+    Integer,
+    Row,
+    String,
+    Table,
+    Text,
+    TextClause,
+    bindparam,
+    func,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile import __version__
 from casefile.clock import format_timestamp, new_id, utcnow
+from casefile.db import UTCDateTime
 from casefile.events.models import Event
 from casefile.runtime import Runtime
 from casefile.secretbox import SecretBox
 from casefile.webhooks.models import Delivery, DeliveryAttempt, Webhook
 from casefile.webhooks.signing import signature_headers
 from casefile.webhooks.ssrf import ForbiddenAddress, GuardedTransport
-from casefile.worker.lease import LeaseClaim, backoff_seconds
+from casefile.worker.lease import LeaseClaim, backoff_seconds, leased_terms
 
 MAX_DELAY_SECONDS = 3600
 DELIVERY_DEADLINE = timedelta(hours=24)
 RESPONSE_READ_LIMIT = 4096  # bytes of a receiver's answer we read at most
 RESPONSE_KEEP = 1024  # of which we keep this much
 LOST_ATTEMPT = "The worker stopped during this attempt (its lease ran out)"
+_attempts = cast(Table, DeliveryAttempt.__table__)
+_deliveries = cast(Table, Delivery.__table__)
+_webhooks = cast(Table, Webhook.__table__)
+_events = cast(Table, Event.__table__)
+DueRow = Row[*tuple[Any, ...]]  # a row of `claim_due`'s SELECT
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -87,12 +108,15 @@ def retry_delay(policy: Mapping[str, Any], attempt: int) -> float:
     )
 
 
-def signing_secrets(webhook: Webhook, box: SecretBox, now: datetime) -> tuple[str, ...]:
-    """The current secret, then any previous ones still inside their rotation grace period."""
-    current = box.open(webhook.secret_sealed)
+def signing_secrets(
+    secret_sealed: str, previous_secrets: list[dict[str, Any]], box: SecretBox, now: datetime
+) -> tuple[str, ...]:
+    """The current secret, then any previous ones still inside their rotation grace period (a
+    webhook's `secret_sealed` and `previous_secrets`)."""
+    current = box.open(secret_sealed)
     previous = [
         box.open(entry["sealed"])
-        for entry in webhook.previous_secrets
+        for entry in previous_secrets
         if datetime.fromisoformat(entry["expires_at"]) > now
     ]
     return (current, *previous)
@@ -123,92 +147,127 @@ async def claim_due(
     runtime: Runtime,
     *,
     limit: int,
-    allowance: dict[str, int] | None = None,
+    allowance: Mapping[str, int] | None = None,
     default_allowance: int | None = None,
     delivery_id: str | None = None,
 ) -> list[Claim]:
     """Claim up to `limit` due deliveries, at most `allowance[webhook]` (else `default_allowance`)
-    per webhook; or exactly `delivery_id` (the test endpoint: its webhook may be inactive)."""
+    per webhook; or exactly `delivery_id` (the test endpoint: its webhook may be inactive).
+
+    A fixed number of statements whatever the batch's size (measured in bench/README.md,
+    `webhook_workers.py`): the locking SELECT reads columns, not ORM objects; one UPDATE leases
+    every taken row, one INSERT starts their attempts."""
     now = utcnow()
+    d, w, e = _deliveries.c, _webhooks.c, _events.c
     statement = (
-        select(Delivery, Webhook)
-        .join(Webhook, Webhook.id == Delivery.webhook_id)
+        select(
+            d.id,
+            d.webhook_id,
+            d.attempts_made,
+            d.max_attempts,
+            d.lease_token,
+            d.lease_expires_at,
+            d.first_attempt_at,
+            w.url,
+            w.secret_sealed,
+            w.previous_secrets,
+            w.retry_policy,
+            e.id.label("event_id"),
+            e.name.label("event_name"),
+            e.data,
+            e.occurred_at,
+            e.is_test,
+        )
+        .select_from(_deliveries.join(_webhooks, w.id == d.webhook_id).join(_events, e.id == d.event_id))
         .where(Delivery.due(now))
-        .order_by(Delivery.next_attempt_at)
+        .order_by(d.next_attempt_at)
         .limit(limit * 4 if default_allowance else limit)
-        .with_for_update(of=Delivery, skip_locked=True)
+        .with_for_update(of=_deliveries, skip_locked=True)
     )
     if delivery_id is not None:
-        statement = statement.where(Delivery.id == delivery_id)
+        statement = statement.where(d.id == delivery_id)
     else:
-        statement = statement.where(Webhook.active.is_(True))
-    rows = (await session.execute(statement)).unique().all()
+        statement = statement.where(w.active.is_(True))
+    rows = (await session.execute(statement)).all()
     remaining = dict(allowance or {})
     # First decide, in memory, which rows this claim takes (the allowance skips some) and which
     # have run out of attempts or time, so that the attempts left open by dead workers are closed
     # with one statement, before any new attempt exists.
-    taken: list[tuple[Delivery, Webhook]] = []
-    expired: list[Delivery] = []
-    for delivery, webhook in rows:
+    taken: list[DueRow] = []
+    expired: list[DueRow] = []
+    for row in rows:
         if len(taken) >= limit:
             break
         if default_allowance is not None:
-            left = remaining.get(webhook.id, default_allowance)
+            left = remaining.get(row.webhook_id, default_allowance)
             if left <= 0:
                 continue  # this receiver has enough in flight; others go first
-            remaining[webhook.id] = left - 1
-        if delivery.attempts_made >= delivery.max_attempts or _past_deadline(delivery, now):
-            expired.append(delivery)
+            remaining[row.webhook_id] = left - 1
+        if row.attempts_made >= row.max_attempts or _past_deadline(row.first_attempt_at, now):
+            expired.append(row)
         else:
-            taken.append((delivery, webhook))
-    lost = [d.id for d in (*expired, *(d for d, _ in taken)) if d.lease_expires_at is not None]
+            taken.append(row)
+    lost = [row.id for row in (*expired, *taken) if row.lease_expires_at is not None]
     if lost:
         await _close_lost_attempts(session, lost, now)
-    for delivery in expired:
-        delivery.status, delivery.lease_expires_at, delivery.updated_at = "dead", None, now
-        # Ends the lost claim's lease as a take-over would: its late outcome is fenced off.
-        delivery.lease_token += 1
+    if expired:
+        await session.execute(
+            update(_deliveries)
+            .where(d.id.in_([row.id for row in expired]))
+            # The token is bumped as a take-over would: a lost claim's late outcome is fenced off.
+            .values(status="dead", lease_expires_at=None, updated_at=now, lease_token=d.lease_token + 1)
+        )
+    if not taken:
+        return []
+    await session.execute(
+        Delivery.take_leases([row.id for row in taken], now, lease_seconds(runtime)).values(
+            first_attempt_at=func.coalesce(d.first_attempt_at, now), updated_at=now
+        )
+    )
     # A webhook's secrets are decrypted once per claim, not once per delivery (a Fernet
     # decryption each).
     secrets_of: dict[str, tuple[str, ...]] = {}
     claims: list[Claim] = []
-    for delivery, webhook in taken:
-        terms = delivery.take_lease(now, lease_seconds(runtime))
-        delivery.first_attempt_at = delivery.first_attempt_at or now
-        delivery.updated_at = now
-        # The id is made here rather than by the INSERT, so nothing needs flushing per row: the one
-        # flush below sends all the UPDATEs as one executemany and all the INSERTs together.
-        attempt = DeliveryAttempt(
-            id=new_id("att"), delivery_id=delivery.id, number=delivery.attempts_made, started_at=now
+    attempts: list[tuple[Any, ...]] = []
+    for row in taken:
+        terms = leased_terms(
+            attempts_made=row.attempts_made, lease_token=row.lease_token, max_attempts=row.max_attempts
         )
-        session.add(attempt)
-        if webhook.id not in secrets_of:
-            secrets_of[webhook.id] = signing_secrets(webhook, runtime.secret_box, now)
+        attempt_id = new_id("att")
+        attempts.append((attempt_id, row.id, terms["attempt"], now))
+        if row.webhook_id not in secrets_of:
+            secrets_of[row.webhook_id] = signing_secrets(
+                row.secret_sealed, row.previous_secrets, runtime.secret_box, now
+            )
+        event = Event(
+            id=row.event_id,
+            name=row.event_name,
+            data=row.data,
+            occurred_at=row.occurred_at,
+            is_test=row.is_test,
+        )
         claims.append(
             Claim(
                 **terms,
-                delivery_id=delivery.id,
-                attempt_id=attempt.id,
-                webhook_id=webhook.id,
-                url=webhook.url,
-                secrets=secrets_of[webhook.id],
-                event_id=delivery.event.payload_id,
-                first_attempt_at=delivery.first_attempt_at,
-                retry_policy=dict(webhook.retry_policy),
+                delivery_id=row.id,
+                attempt_id=attempt_id,
+                webhook_id=row.webhook_id,
+                url=row.url,
+                secrets=secrets_of[row.webhook_id],
+                event_id=event.payload_id,
+                first_attempt_at=row.first_attempt_at or now,
+                retry_policy=row.retry_policy,
                 body=payload_body(
-                    delivery.event,
-                    webhook_id=webhook.id,
-                    delivery_id=delivery.id,
-                    attempt=delivery.attempts_made,
+                    event, webhook_id=row.webhook_id, delivery_id=row.id, attempt=terms["attempt"]
                 ),
             )
         )
-    await session.flush()
+    await session.execute(_start_attempts(len(attempts)), _row_params("a", _ATTEMPT_START, attempts))
     return claims
 
 
-def _past_deadline(delivery: Delivery, now: datetime) -> bool:
-    return delivery.first_attempt_at is not None and now > delivery.first_attempt_at + DELIVERY_DEADLINE
+def _past_deadline(first_attempt_at: datetime | None, now: datetime) -> bool:
+    return first_attempt_at is not None and now > first_attempt_at + DELIVERY_DEADLINE
 
 
 async def _close_lost_attempts(session: AsyncSession, delivery_ids: list[str], now: datetime) -> None:
@@ -285,76 +344,126 @@ async def attempt(client: httpx.AsyncClient, claim: Claim, timeout: float) -> Ou
     )
 
 
-# Core statements for `record_batch`, run with a list of parameter sets (executemany). The
-# delivery's UPDATE is fenced: it matches only while the claim's lease token is still the row's,
-# so an outcome from a claim whose lease was taken over changes nothing. One statement per kind of
-# outcome, because each kind sets different columns.
-_attempts = cast(Table, DeliveryAttempt.__table__)
-_deliveries = cast(Table, Delivery.__table__)
-_FINISH_ATTEMPT = (
-    update(_attempts)
-    .where(_attempts.c.id == bindparam("b_id"))
-    .values(
-        finished_at=bindparam("b_now"),
-        duration_ms=bindparam("b_duration_ms"),
-        status_code=bindparam("b_status_code"),
-        success=bindparam("b_success"),
-        error=bindparam("b_error"),
-        response_body=bindparam("b_response_body"),
-    )
+# The statements that claim and record a batch, whatever its size, join or insert a table of rows
+# given as VALUES. SQLAlchemy does not cache the compilation of a VALUES construct (it compiled
+# one per batch: a tenth of the worker's CPU), so they are SQL text, made once per row count and
+# cached by SQLAlchemy like any text (which holds column and parameter names only, never values:
+# the `noqa: S608` below); every parameter is typed, so a column that is NULL on every
+# row keeps its type on PostgreSQL and datetimes are stored as the ORM stores them.
+Columns = tuple[tuple[str, Any], ...]
+_ATTEMPT_START: Columns = (
+    ("id", String()),
+    ("delivery_id", String()),
+    ("number", Integer()),
+    ("started_at", UTCDateTime()),
 )
-_FENCED = update(_deliveries).where(Delivery.held_by(bindparam("b_id"), bindparam("b_token")))
-_COMMON: dict[str, Any] = {
-    "lease_expires_at": None,
-    "last_status_code": bindparam("b_status_code"),
-    "last_error": bindparam("b_error"),
-    "updated_at": bindparam("b_now"),
-}
-_SUCCEEDED = _FENCED.values(**_COMMON, status="succeeded", succeeded_at=bindparam("b_now"))
-_RETRYING = _FENCED.values(**_COMMON, status="retrying", next_attempt_at=bindparam("b_next_at"))
-_DEAD = _FENCED.values(**_COMMON, status="dead")
+_FATE: Columns = (
+    ("id", String()),
+    ("lease_token", Integer()),
+    ("status", String()),
+    ("next_attempt_at", UTCDateTime()),
+    ("status_code", Integer()),
+    ("error", Text()),
+)
+_RESULT: Columns = (
+    ("id", String()),
+    ("duration_ms", Integer()),
+    ("status_code", Integer()),
+    ("success", Boolean()),
+    ("error", Text()),
+    ("response_body", Text()),
+)
+
+
+def _rows_sql(prefix: str, columns: Columns, n: int) -> tuple[str, list[BindParameter[Any]]]:
+    """`(:p0_a, :p0_b), (:p1_a, :p1_b)...` for `n` rows, with its typed parameters."""
+    names = [[f"{prefix}{i}_{name}" for name, _ in columns] for i in range(n)]
+    sql = ", ".join("(" + ", ".join(f":{name}" for name in row) + ")" for row in names)
+    binds = [
+        bindparam(name, type_=type_) for row in names for name, (_, type_) in zip(row, columns, strict=True)
+    ]
+    return sql, binds
+
+
+def _row_params(prefix: str, columns: Columns, rows: list[tuple[Any, ...]]) -> dict[str, Any]:
+    return {
+        f"{prefix}{i}_{name}": value
+        for i, row in enumerate(rows)
+        for (name, _), value in zip(columns, row, strict=True)
+    }
+
+
+@functools.lru_cache(maxsize=128)
+def _start_attempts(n: int) -> TextClause:
+    rows, binds = _rows_sql("a", _ATTEMPT_START, n)
+    sql = f"INSERT INTO delivery_attempts (id, delivery_id, number, started_at) VALUES {rows}"  # noqa: S608
+    return text(sql).bindparams(*binds)
+
+
+@functools.lru_cache(maxsize=128)
+def _record_fates(n: int) -> TextClause:
+    """Each delivery's next state, only where its lease is still the claim's (fencing)."""
+    rows, binds = _rows_sql("f", _FATE, n)
+    return text(
+        f"WITH fate ({', '.join(name for name, _ in _FATE)}) AS (VALUES {rows}) "  # noqa: S608
+        "UPDATE deliveries SET status = fate.status, lease_expires_at = NULL, "
+        "last_status_code = fate.status_code, last_error = fate.error, updated_at = :now, "
+        "succeeded_at = CASE WHEN fate.status = 'succeeded' THEN :now ELSE deliveries.succeeded_at END, "
+        "next_attempt_at = COALESCE(fate.next_attempt_at, deliveries.next_attempt_at) "
+        "FROM fate WHERE deliveries.id = fate.id AND deliveries.lease_token = fate.lease_token"
+    ).bindparams(*binds, bindparam("now", type_=UTCDateTime()))
+
+
+@functools.lru_cache(maxsize=128)
+def _record_results(n: int) -> TextClause:
+    rows, binds = _rows_sql("r", _RESULT, n)
+    return text(
+        f"WITH result ({', '.join(name for name, _ in _RESULT)}) AS (VALUES {rows}) "  # noqa: S608
+        "UPDATE delivery_attempts SET finished_at = :now, duration_ms = result.duration_ms, "
+        "status_code = result.status_code, success = result.success, error = result.error, "
+        "response_body = result.response_body FROM result WHERE delivery_attempts.id = result.id"
+    ).bindparams(*binds, bindparam("now", type_=UTCDateTime()))
 
 
 async def record_batch(runtime: Runtime, outcomes: list[tuple[Claim, Outcome]]) -> None:
-    """Write the outcomes of several attempts in one transaction: each attempt row by its id, then
-    each delivery's next state, fenced by its claim's lease token (a claim that lost its lease
-    changes nothing of its delivery). Either all are recorded or none is."""
+    """Write the outcomes of several attempts in one transaction of two statements, whatever their
+    number: each delivery's next state (success, a retry time, or the dead-letter status), fenced by
+    its claim's lease token (a claim that lost its lease changes nothing of its delivery), then each
+    attempt row by its id. Either all are recorded or none is."""
     if not outcomes:
         return
     now = utcnow()
-    attempts: list[dict[str, Any]] = []
-    by_kind: dict[str, list[dict[str, Any]]] = {"succeeded": [], "retrying": [], "dead": []}
-    # Each statement takes its rows in delivery-id order, so two batches that share rows (only a
-    # stale claim and its take-over can) rarely deadlock; the worker retries a failed batch one
-    # outcome at a time.
+    fates: list[tuple[Any, ...]] = []
+    results: list[tuple[Any, ...]] = []
+    # Rows in delivery-id order, so two batches that share rows (only a stale claim and its
+    # take-over can) rarely deadlock; the worker retries a failed batch one outcome at a time.
     for claim, outcome in sorted(outcomes, key=lambda item: item[0].delivery_id):
-        common = {"b_id": claim.attempt_id, "b_now": now, "b_status_code": outcome.status_code}
-        attempts.append(
-            {
-                **common,
-                "b_duration_ms": outcome.duration_ms,
-                "b_success": outcome.success,
-                "b_error": outcome.error,
-                "b_response_body": outcome.response_body,
-            }
+        status, next_at = "succeeded", None
+        if not outcome.success:
+            next_at = now + timedelta(seconds=retry_delay(claim.retry_policy, claim.attempt))
+            if claim.attempt >= claim.max_attempts or next_at > claim.first_attempt_at + DELIVERY_DEADLINE:
+                status, next_at = "dead", None
+            else:
+                status = "retrying"
+        fates.append(
+            (claim.delivery_id, claim.lease_token, status, next_at, outcome.status_code, outcome.error)
         )
-        fenced = {**common, "b_id": claim.delivery_id, "b_token": claim.lease_token, "b_error": outcome.error}
-        if outcome.success:
-            by_kind["succeeded"].append(fenced)
-            continue
-        next_at = now + timedelta(seconds=retry_delay(claim.retry_policy, claim.attempt))
-        if claim.attempt >= claim.max_attempts or next_at > claim.first_attempt_at + DELIVERY_DEADLINE:
-            by_kind["dead"].append(fenced)
-        else:
-            by_kind["retrying"].append({**fenced, "b_next_at": next_at})
-    statements = {"succeeded": _SUCCEEDED, "retrying": _RETRYING, "dead": _DEAD}
+        results.append(
+            (
+                claim.attempt_id,
+                outcome.duration_ms,
+                outcome.status_code,
+                outcome.success,
+                outcome.error,
+                outcome.response_body,
+            )
+        )
+    n = len(outcomes)
     async with runtime.db.transaction(write=True) as session:
         # Deliveries first, then attempts: a concurrent claim locks a delivery and then updates its
         # lost attempt, so taking the locks in the same order means the two never deadlock.
-        for kind, params in by_kind.items():
-            if params:
-                await session.execute(statements[kind], params)
-        await session.execute(_FINISH_ATTEMPT, attempts)
+        await session.execute(_record_fates(n), {"now": now, **_row_params("f", _FATE, fates)})
+        await session.execute(_record_results(n), {"now": now, **_row_params("r", _RESULT, results)})
 
 
 async def record(runtime: Runtime, claim: Claim, outcome: Outcome) -> None:
