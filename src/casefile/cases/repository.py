@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from sqlalchemy import ColumnElement, TextClause, case, exists, func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import make_transient_to_detached
 
 from casefile.cases.models import Case, CaseAssignee, CaseNumberCounter
 from casefile.cases.schemas import PRIORITIES, STATUSES, CaseOut
@@ -83,6 +84,27 @@ async def next_case_number(session: AsyncSession, year: int) -> str:
     )
     value = (await session.execute(statement)).scalar_one()
     return f"{year}-{value:06d}"
+
+
+async def insert_case(session: AsyncSession, case: Case) -> bool:
+    """Insert the new `case` (its id set) unless its number is taken, and make it one of the
+    session's rows; False when the number was taken. The unique index decides (no
+    check-then-insert race), in one statement: `ON CONFLICT (case_number) DO NOTHING` needs no
+    savepoint, raises nothing, and the ORM does not flush, re-read or load anything for it."""
+    values = {column.key: getattr(case, column.key) for column in Case.__table__.columns}
+    statement = (
+        dialect_insert(session)(Case.__table__)
+        .values(values)
+        .on_conflict_do_nothing(index_elements=[Case.__table__.c.case_number])
+        .returning(Case.__table__.c.id)
+    )
+    if await session.scalar(statement) is None:
+        return False
+    for key, value in values.items():  # every column is then loaded: none is read back later
+        setattr(case, key, value)
+    make_transient_to_detached(case)
+    session.add(case)
+    return True
 
 
 async def case_number_taken(session: AsyncSession, case_number: str) -> bool:

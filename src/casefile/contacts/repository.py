@@ -76,16 +76,17 @@ PARTY_LIST = ListSpec(
 )
 
 
-async def contact_with_key(session: AsyncSession, key: str) -> Contact | None:
-    """The oldest contact whose own name (not an alias) has the matching key `key`."""
+async def contact_id_with_key(session: AsyncSession, key: str) -> str | None:
+    """The id of the oldest contact whose own name (not an alias) has the matching key `key`."""
     statement = (
-        select(Contact)
+        select(Contact.id)
         .join(ContactName, and_(ContactName.contact_id == Contact.id, ContactName.source == "contact"))
         .where(ContactName.key == key)
         .order_by(Contact.created_at, Contact.id)
         .limit(1)
     )
-    return (await session.scalars(statement)).first()
+    found: str | None = await session.scalar(statement)
+    return found
 
 
 def contact_names(contact: Contact) -> list[ContactName]:
