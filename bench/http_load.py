@@ -19,8 +19,9 @@ server rather than the client. Client and servers share the machine (2 cores her
 two figures from the same run is what compares, not the absolute numbers.
 
 Run: `python bench/http_load.py [--db sqlite|postgresql|both] [--connections 16] [--seconds 8]
-[--workers 1] [--redis redis://127.0.0.1:6379/14]`. PostgreSQL: a database `hotpath_load_<random>`
-on CASEFILE_BENCH_PG (default the local server), created and dropped. Loopback only.
+[--workers 1] [--redis redis://127.0.0.1:6379/14] [--only POST]`. PostgreSQL: a database
+`hotpath_load_<random>` on CASEFILE_BENCH_PG (default the local server), created and dropped.
+Loopback only.
 """
 
 from __future__ import annotations
@@ -229,9 +230,11 @@ def bare_app_main(port: int, answers_file: str) -> None:
         key = f"{request.method} {request.url.path}"
         if request.url.query:
             key += "?" + request.url.query
-        status, body = (
-            answers.get(key) or answers[f"{request.method} {request.url.path.rsplit('/', 1)[0]}/{{id}}"]
-        )
+        by_id = f"{request.method} {request.url.path.rsplit('/', 1)[0]}/{{id}}"
+        found = answers.get(key) or answers.get(by_id)
+        if found is None:  # a path no scenario measures (`--only`): the readiness check's
+            return Response(status_code=404)
+        status, body = found
         if request.method == "POST":
             await request.body()
         return Response(body.encode(), status_code=status, media_type="application/json")
@@ -292,6 +295,8 @@ def run_db(kind: str, args: argparse.Namespace) -> list[tuple[str, dict[str, flo
             Scenario("GET /cases (list)", "GET", "/api/v1/cases?limit=20"),
             Scenario("GET /cases?search=", "GET", "/api/v1/cases?search=globex&limit=20"),
         ]
+        if args.only:  # e.g. `--only POST`: the scenarios whose name contains it
+            scenarios = [s for s in scenarios if args.only in s.name]
         # What the bare app answers: Casefile's own answers to the same requests.
         answers: dict[str, Any] = {}
         for s in scenarios:
@@ -332,6 +337,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--redis", default=None, help="CASEFILE_REDIS_URL for the Casefile server")
+    parser.add_argument("--only", default=None, help="run only the scenarios whose name contains this")
     args = parser.parse_args()
     kinds = ["sqlite", "postgresql"] if args.db == "both" else [args.db]
     for kind in kinds:

@@ -3,7 +3,11 @@ case-number counter)."""
 
 from __future__ import annotations
 
-from sqlalchemy import ColumnElement, TextClause, case, exists, func, select, text
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+from sqlalchemy import ColumnElement, Executable, TextClause, bindparam, case, exists, func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import make_transient_to_detached
 
@@ -70,19 +74,33 @@ CASE_LIST = ListSpec(
 )
 
 
+# The create's statements are built once per dialect (building one costs more than running it):
+# each is run with its values as parameters.
+@cache
+def _bump_counter(insert: Callable[..., Any]) -> Executable:
+    counter = CaseNumberCounter.__table__
+    statement: Executable = (
+        insert(counter)
+        .values(year=bindparam("year"), last_value=1)
+        .on_conflict_do_update(index_elements=[counter.c.year], set_={"last_value": counter.c.last_value + 1})
+        .returning(counter.c.last_value)
+    )
+    return statement
+
+
+@cache
+def _insert_unless_number_taken(insert: Callable[..., Any]) -> Executable:
+    cases = Case.__table__
+    statement: Executable = (
+        insert(cases).on_conflict_do_nothing(index_elements=[cases.c.case_number]).returning(cases.c.id)
+    )
+    return statement
+
+
 async def next_case_number(session: AsyncSession, year: int) -> str:
     """`YYYY-NNNNNN`, from a per-year counter bumped by one atomic upsert (concurrent creates
     never get the same number)."""
-    insert = dialect_insert(session)
-    statement = (
-        insert(CaseNumberCounter)
-        .values(year=year, last_value=1)
-        .on_conflict_do_update(
-            index_elements=[CaseNumberCounter.year], set_={"last_value": CaseNumberCounter.last_value + 1}
-        )
-        .returning(CaseNumberCounter.last_value)
-    )
-    value = (await session.execute(statement)).scalar_one()
+    value = await session.scalar(_bump_counter(dialect_insert(session)), {"year": year})
     return f"{year}-{value:06d}"
 
 
@@ -92,13 +110,7 @@ async def insert_case(session: AsyncSession, case: Case) -> bool:
     check-then-insert race), in one statement: `ON CONFLICT (case_number) DO NOTHING` needs no
     savepoint, raises nothing, and the ORM does not flush, re-read or load anything for it."""
     values = {column.key: getattr(case, column.key) for column in Case.__table__.columns}
-    statement = (
-        dialect_insert(session)(Case.__table__)
-        .values(values)
-        .on_conflict_do_nothing(index_elements=[Case.__table__.c.case_number])
-        .returning(Case.__table__.c.id)
-    )
-    if await session.scalar(statement) is None:
+    if await session.scalar(_insert_unless_number_taken(dialect_insert(session)), values) is None:
         return False
     for key, value in values.items():  # every column is then loaded: none is read back later
         setattr(case, key, value)

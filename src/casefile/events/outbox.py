@@ -12,9 +12,9 @@ one the transaction takes."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import insert, select
+from sqlalchemy import Table, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.audit.service import record_event
@@ -26,6 +26,10 @@ from casefile.webhooks.models import Delivery, Webhook
 from casefile.worker.wakeup import Wakeup, notify_in_transaction
 
 _PENDING = "outbox_pending"
+# Built once (building a statement costs more than running it), run with the rows as parameters.
+_ACTIVE_WEBHOOKS = select(Webhook.id, Webhook.events, Webhook.retry_policy).where(Webhook.active.is_(True))
+_INSERT_EVENTS = insert(cast(Table, Event.__table__))
+_INSERT_DELIVERIES = insert(cast(Table, Delivery.__table__))
 
 
 async def emit(session: AsyncSession, name: str, data: dict[str, Any], *, audited: bool = True) -> None:
@@ -56,12 +60,8 @@ async def write_outbox(session: AsyncSession) -> None:
     events: list[dict[str, Any]] = transaction_state(session).pop(_PENDING, [])
     if not events:
         return
-    webhooks = (
-        await session.execute(
-            select(Webhook.id, Webhook.events, Webhook.retry_policy).where(Webhook.active.is_(True))
-        )
-    ).all()
-    await session.execute(insert(Event), events)
+    webhooks = (await session.execute(_ACTIVE_WEBHOOKS)).all()
+    await session.execute(_INSERT_EVENTS, events)
     deliveries = [
         {
             "id": new_id("delivery"),
@@ -76,7 +76,7 @@ async def write_outbox(session: AsyncSession) -> None:
         if subscribes(webhook.events, event["name"])
     ]
     if deliveries:
-        await session.execute(insert(Delivery), deliveries)
+        await session.execute(_INSERT_DELIVERIES, deliveries)
         await announce_deliveries(session)
 
 
