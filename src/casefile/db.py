@@ -170,12 +170,17 @@ def after_commit(session: AsyncSession, action: AfterCommit) -> None:
     transaction_state(session).setdefault("after_commit", []).append(action)
 
 
-def before_commit(session: AsyncSession, action: BeforeCommit) -> None:
+def before_commit(session: AsyncSession, action: BeforeCommit, *, first: bool = False) -> None:
     """Run `action` in the session's transaction just before it commits (never if it rolls back;
     if the action fails, the transaction rolls back). For work that must be the transaction's last,
     such as appending to the audit chain: the chain's lock is then the last one the transaction
-    takes and is held only for the commit."""
-    transaction_state(session).setdefault("before_commit", []).append(action)
+    takes and is held only for the commit. `first`: run it before the actions registered without
+    `first` (the outbox's rows, which must not be written under the chain's lock)."""
+    actions = transaction_state(session).setdefault("before_commit", [])
+    if first:
+        actions.insert(0, action)
+    else:
+        actions.append(action)
 
 
 async def finish(session: AsyncSession, *, commit: bool) -> None:

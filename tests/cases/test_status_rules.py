@@ -15,6 +15,7 @@ from casefile.cases.schemas import CaseCreate, CaseUpdate
 from casefile.cases.service import create_case, update_case
 from casefile.errors import InvalidStatusTransition
 from casefile.events.models import Event
+from casefile.events.outbox import write_outbox
 
 pytestmark = pytest.mark.anyio
 
@@ -32,7 +33,9 @@ ACTOR = Principal(kind="user", id="user_rules", role="attorney", permissions=ROL
 
 
 async def recorded(session: AsyncSession, name: str) -> list[dict[str, Any]]:
-    """The data of the events called `name` (the transaction is the test's own: no one else's)."""
+    """The data of the events called `name` (the transaction is the test's own: no one else's).
+    Events are written when their transaction commits; this one never does, so write them now."""
+    await write_outbox(session)
     return [event.data for event in await session.scalars(select(Event).where(Event.name == name))]
 
 

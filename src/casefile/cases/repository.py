@@ -4,11 +4,16 @@ case-number counter)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from functools import cache
+from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
+    Executable,
     String,
     TextClause,
+    bindparam,
     case,
     column,
     exists,
@@ -21,6 +26,7 @@ from sqlalchemy import (
     union_all,
 )
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import make_transient_to_detached
 
 from casefile.cases.models import Case, CaseAssignee, CaseNumberCounter
 from casefile.cases.schemas import PRIORITIES, STATUSES, CaseOut
@@ -131,20 +137,49 @@ CASE_LIST = ListSpec(
 )
 
 
+# The create's statements are built once per dialect (building one costs more than running it):
+# each is run with its values as parameters.
+@cache
+def _bump_counter(insert: Callable[..., Any]) -> Executable:
+    counter = CaseNumberCounter.__table__
+    statement: Executable = (
+        insert(counter)
+        .values(year=bindparam("year"), last_value=1)
+        .on_conflict_do_update(index_elements=[counter.c.year], set_={"last_value": counter.c.last_value + 1})
+        .returning(counter.c.last_value)
+    )
+    return statement
+
+
+@cache
+def _insert_unless_number_taken(insert: Callable[..., Any]) -> Executable:
+    cases = Case.__table__
+    statement: Executable = (
+        insert(cases).on_conflict_do_nothing(index_elements=[cases.c.case_number]).returning(cases.c.id)
+    )
+    return statement
+
+
 async def next_case_number(session: AsyncSession, year: int) -> str:
     """`YYYY-NNNNNN`, from a per-year counter bumped by one atomic upsert (concurrent creates
     never get the same number)."""
-    insert = dialect_insert(session)
-    statement = (
-        insert(CaseNumberCounter)
-        .values(year=year, last_value=1)
-        .on_conflict_do_update(
-            index_elements=[CaseNumberCounter.year], set_={"last_value": CaseNumberCounter.last_value + 1}
-        )
-        .returning(CaseNumberCounter.last_value)
-    )
-    value = (await session.execute(statement)).scalar_one()
+    value = await session.scalar(_bump_counter(dialect_insert(session)), {"year": year})
     return f"{year}-{value:06d}"
+
+
+async def insert_case(session: AsyncSession, case: Case) -> bool:
+    """Insert the new `case` (its id set) unless its number is taken, and make it one of the
+    session's rows; False when the number was taken. The unique index decides (no
+    check-then-insert race), in one statement: `ON CONFLICT (case_number) DO NOTHING` needs no
+    savepoint, raises nothing, and the ORM does not flush, re-read or load anything for it."""
+    values = {column.key: getattr(case, column.key) for column in Case.__table__.columns}
+    if await session.scalar(_insert_unless_number_taken(dialect_insert(session)), values) is None:
+        return False
+    for key, value in values.items():  # every column is then loaded: none is read back later
+        setattr(case, key, value)
+    make_transient_to_detached(case)
+    session.add(case)
+    return True
 
 
 async def case_number_taken(session: AsyncSession, case_number: str) -> bool:

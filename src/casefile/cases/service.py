@@ -26,7 +26,7 @@ from casefile.cases.schemas import (
     CaseCreate,
     CaseUpdate,
 )
-from casefile.clock import utcnow
+from casefile.clock import new_id, utcnow
 from casefile.contacts import service as contacts_service
 from casefile.documents import service as documents_service
 from casefile.errors import ErrorDetail, InvalidStatusTransition, NotFound, ValidationFailed
@@ -82,6 +82,7 @@ async def create_case(
     now = utcnow()
     access = body.access or default_access
     case = Case(
+        id=new_id("case"),
         **body.model_dump(exclude={"case_number", "access"}),
         access=access,
         created_by=actor.actor_id,
@@ -91,7 +92,8 @@ async def create_case(
     )
     if body.case_number:
         case.case_number = body.case_number
-        await _flush_checking_number(session, case)
+        if not await repository.insert_case(session, case):
+            raise ValidationFailed.on("case_number", CASE_NUMBER_TAKEN)
     else:
         await _insert_with_automatic_number(session, case)
     if access == "restricted" and actor.user_id is not None:
@@ -106,7 +108,6 @@ async def create_case(
                 granted_at=now,
             )
         )
-        await session.flush()
     await emit(session, "case.created", catalogue.case_created(case))
     # A client name makes a client party (docs/api-conventions.md#parties): a found or new contact.
     await contacts_service.link_client(session, actor, case)
@@ -118,11 +119,8 @@ async def _insert_with_automatic_number(session: AsyncSession, case: Case) -> No
     # take the next one.
     for _ in range(AUTO_NUMBER_ATTEMPTS):
         case.case_number = await repository.next_case_number(session, case.created_at.year)
-        try:
-            await _flush_checking_number(session, case)
+        if await repository.insert_case(session, case):
             return
-        except ValidationFailed:
-            continue
     raise ValidationFailed.on("case_number", "Could not assign a case number; give one explicitly")
 
 

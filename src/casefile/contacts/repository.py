@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import ColumnElement, and_, exists, func, or_, select
+from sqlalchemy import ColumnElement, and_, bindparam, exists, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.contacts.models import Contact, ContactName, Party
@@ -76,16 +76,20 @@ PARTY_LIST = ListSpec(
 )
 
 
-async def contact_with_key(session: AsyncSession, key: str) -> Contact | None:
-    """The oldest contact whose own name (not an alias) has the matching key `key`."""
-    statement = (
-        select(Contact)
-        .join(ContactName, and_(ContactName.contact_id == Contact.id, ContactName.source == "contact"))
-        .where(ContactName.key == key)
-        .order_by(Contact.created_at, Contact.id)
-        .limit(1)
-    )
-    return (await session.scalars(statement)).first()
+# Built once: building the statement costs more than running it (a new case's client is looked up).
+_CONTACT_ID_WITH_KEY = (
+    select(Contact.id)
+    .join(ContactName, and_(ContactName.contact_id == Contact.id, ContactName.source == "contact"))
+    .where(ContactName.key == bindparam("key"))
+    .order_by(Contact.created_at, Contact.id)
+    .limit(1)
+)
+
+
+async def contact_id_with_key(session: AsyncSession, key: str) -> str | None:
+    """The id of the oldest contact whose own name (not an alias) has the matching key `key`."""
+    found: str | None = await session.scalar(_CONTACT_ID_WITH_KEY, {"key": key})
+    return found
 
 
 def contact_names(contact: Contact) -> list[ContactName]:

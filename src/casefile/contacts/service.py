@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from casefile.auth.permissions import Principal
 from casefile.cases.access import Level, case_for
 from casefile.cases.models import Case
-from casefile.clock import utcnow
+from casefile.clock import new_id, utcnow
 from casefile.conflicts import service as conflicts
 from casefile.contacts import repository
 from casefile.contacts.models import Contact, Party
@@ -155,15 +155,15 @@ async def remove_party(session: AsyncSession, actor: Principal, case_id: str, pa
     await session.flush()
 
 
-async def link_client(session: AsyncSession, actor: Principal, case: Case) -> Party | None:
+async def link_client(session: AsyncSession, actor: Principal, case: Case) -> None:
     """A new case with a `client_name` gets its client party: the contact whose own name has the
     same matching key (the oldest, if several), or a new contact of that name (an organisation if
     the name holds a legal form such as "Inc.", else a person). Done for the case's creator
     whatever their contact permissions: it is part of creating the case."""
     if not case.client_name:
-        return None
-    contact = await repository.contact_with_key(session, name_key(case.client_name))
-    if contact is None:
+        return
+    contact_id = await repository.contact_id_with_key(session, name_key(case.client_name))
+    if contact_id is None:
         now = utcnow()
         kind = "organization" if has_legal_form(case.client_name) else "person"
         empty = {name: type(value)() for name, value in _EMPTY.items()}
@@ -175,12 +175,15 @@ async def link_client(session: AsyncSession, actor: Principal, case: Case) -> Pa
             created_at=now,
             updated_at=now,
         )
-        await _insert_contact(session, actor, contact)
+        contact_id = (await _insert_contact(session, actor, contact)).id
+    # Written with the transaction's next flush: nothing here reads it back.
     party = Party(
-        case_id=case.id, contact_id=contact.id, role="client", created_by=actor.actor_id, created_at=utcnow()
+        id=new_id("pty"),
+        case_id=case.id,
+        contact_id=contact_id,
+        role="client",
+        created_by=actor.actor_id,
+        created_at=utcnow(),
     )
-    party.contact = contact
     session.add(party)
-    await session.flush()
     await emit(session, "party.added", catalogue.party_added(party, actor.actor_id))
-    return party
