@@ -279,8 +279,9 @@ class Database:
         # Reads run without a transaction (autocommit): a read request's statements need none (on
         # PostgreSQL each statement of a READ COMMITTED transaction sees its own snapshot anyway),
         # and BEGIN and COMMIT were two round trips (PostgreSQL) or hops (SQLite) of every read.
-        # A read session never writes: what a read must write goes through a write transaction
-        # of its own (audit entries, an API key's last use). PostgreSQL: the same pool.
+        # What a read must write goes through a write transaction of its own (audit entries),
+        # except an API key's last use on PostgreSQL, one statement that commits by itself
+        # (auth.service). PostgreSQL: the same pool.
         self.read_engine = (
             make_engine(settings, immediate=False, autocommit=True)
             if self.is_sqlite

@@ -372,11 +372,15 @@ async def _api_key_from_database(
             .values(last_used_at=now)
             .execution_options(**{principal_cache.NEUTRAL: True})
         )
-        if session.info.get("write", True):
+        if session.info.get("write", True) or not runtime.db.is_sqlite:
+            # A PostgreSQL read session runs in autocommit (db.Database): this one statement
+            # commits by itself, on the connection the request already holds. (A transaction of
+            # its own would take a second connection per request, and concurrent first uses of
+            # a key would queue for the pool.)
             await session.execute(touch)
         else:
-            # A read session never writes (db.Database: reads run without a transaction, and a
-            # read-only SQLite one must not upgrade itself to a writer): a short transaction.
+            # A read-only SQLite connection must not upgrade itself to a writer (it could fail
+            # with SQLITE_BUSY_SNAPSHOT under load): write in a short transaction of its own.
             async with runtime.db.transaction(write=True) as writer:
                 await writer.execute(touch)
     # The one place a key becomes a Principal: its permissions are cut down to its creator's, as
