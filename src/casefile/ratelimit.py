@@ -37,6 +37,7 @@ from starlette.types import Receive, Scope, Send
 
 from casefile.errors import RateLimited
 from casefile.middleware import HttpMiddleware, with_headers
+from casefile.routing import CURRENT_PREFIX
 from casefile.settings import Settings
 
 SCOPE_KEY = "rate_limit"
@@ -120,7 +121,7 @@ async def enforce(limiter: RateLimiter, scope: Scope, bucket: Bucket, identity: 
         raise RateLimited(f"Rate limit of {verdict.limit} requests exceeded; retry later")
 
 
-ADMIN_PREFIX = "/api/v1/admin"
+ADMIN_PREFIX = CURRENT_PREFIX + "/admin"
 
 
 def is_admin_path(path: str) -> bool:

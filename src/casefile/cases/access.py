@@ -148,16 +148,13 @@ async def case_for(
     it (else 403). In a write transaction the row is locked (as `db.get_or_404` does), so that
     the rules checked on it hold until the commit."""
     lock = is_write_session(session)
-    result = await session.execute(_case_by_id(principal, lock), {"case_id": case_id})
+    statement = _case_statement(principal.user_id, principal.acts_as_admin, principal.key_case_ids, lock)
+    result = await session.execute(statement, {"case_id": case_id})
     case = result.unique().scalar_one_or_none()
     if case is None:
         raise CaseNotVisible(case_id)
     await require_level(session, principal, case, level)
     return case
-
-
-def _case_by_id(principal: Principal, lock: bool) -> Select[Case]:
-    return _case_statement(principal.user_id, principal.acts_as_admin, principal.key_case_ids, lock)
 
 
 @functools.lru_cache(maxsize=4096)
