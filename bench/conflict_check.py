@@ -187,7 +187,7 @@ def synthetic_name(rng: random.Random, serial: int) -> tuple[str, str, str]:
 
 async def load(settings: Settings, count: int) -> None:
     rng = random.Random(7)
-    engine = make_engine(settings, immediate=True, pooled=False)
+    engine = make_engine(settings, pooled=False)
     now = utcnow()
     contacts: list[dict[str, Any]] = []
     names: list[dict[str, Any]] = []
@@ -253,7 +253,7 @@ async def load(settings: Settings, count: int) -> None:
 
 
 async def measure(settings: Settings, runs: int) -> dict[str, tuple[float, float, float, int]]:
-    engine = make_engine(settings, immediate=True, pooled=False)
+    engine = make_engine(settings, pooled=False)
     actor = Principal(kind="user", id="user_bench", permissions=frozenset({"*:*"}), role="admin")
     results = {}
     from sqlalchemy.ext.asyncio import AsyncSession

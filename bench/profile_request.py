@@ -1,14 +1,16 @@
 """Profile of one authenticated request, in process (no HTTP, no network between client and app):
 statements, transactions, round trips and CPU per request, and where the CPU goes.
 
-For `GET /cases/{id}` (an administrator's access token) and `POST /cases`, on SQLite and
-PostgreSQL. The app runs with its lifespan (the real runtime) behind httpx's ASGI transport; the
-requests are sent one at a time.
+For `GET /cases/{id}` (an administrator's access token), `POST /cases` and `GET /cases` (a page
+of 20), on SQLite and PostgreSQL. The app runs with its lifespan (the real runtime) behind httpx's
+ASGI transport; the requests are sent one at a time.
 
 - statements: what SQLAlchemy sends (`before_cursor_execute`), plus BEGIN/COMMIT/ROLLBACK counted
   from the engine's transaction events; on PostgreSQL every one is a round trip, and with
   `pool_pre_ping` each checkout adds three (BEGIN, `;`, ROLLBACK);
-- thread hops (SQLite): calls aiosqlite hands to its connection threads;
+- thread hops (SQLite): calls aiosqlite hands to its connection threads (none since statements
+  run on the event loop's thread, decision 0017; SQLiteWriteGate's BEGIN IMMEDIATE is counted in
+  "transactions begun", not in statements);
 - CPU: `time.process_time()` (every thread of the process) over the timed requests;
 - layers: cumulative CPU of the main functions under cProfile (inflated by the profiler; read
   them as shares).
@@ -159,6 +161,8 @@ async def run(db_kind: str, n: int, profile: bool) -> dict[str, Any]:
                     ("GET /healthz", lambda: client.get("http://bench/healthz")),
                     ("GET /cases/{id}", lambda: client.get(f"/cases/{case_id}")),
                     ("POST /cases", lambda: client.post("/cases", json=body())),
+                    # After the creates: a first page of 20 of them, with its total.
+                    ("GET /cases (list)", lambda: client.get("/cases", params={"limit": 20})),
                 ):
                     for _ in range(50):  # warm-up: caches, pool, compiled statements
                         r = await call()

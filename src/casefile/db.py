@@ -1,29 +1,37 @@
 """Database: engines, the declarative Base, the one-transaction-per-request session, and
 `get_or_404`, the one way to load a row by its key for an endpoint.
 
-SQLite note: every transaction that may write starts with `BEGIN IMMEDIATE`, so that concurrent
-requests queue for the write lock (busy_timeout) instead of failing with SQLITE_BUSY when a read
-transaction tries to upgrade. Requests with safe methods use a second engine with plain deferred
-transactions, so reads never wait for writers (WAL). On PostgreSQL both are the same engine.
+SQLite note: every transaction that may write starts with `BEGIN IMMEDIATE` (`SQLiteWriteGate`),
+so that concurrent writers queue for the write lock instead of failing with SQLITE_BUSY when a read
+transaction tries to upgrade. Requests with safe methods use a second engine in autocommit, so
+reads never wait for writers (WAL). Statements run on the event loop's thread
+(`InlineSQLiteConnection`, docs/decisions/0017-sqlite-inline.md). On PostgreSQL both are one pool.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import sqlite3
+import time
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any, TypeVar
 
+import aiosqlite
 from sqlalchemy import DateTime, MetaData, TypeDecorator, event, text
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Dialect
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import DeclarativeBase
 from sqlalchemy.orm.interfaces import ORMOption
 from sqlalchemy.pool import NullPool
+from sqlalchemy.util import await_
 
 from casefile.errors import NotFound
 from casefile.settings import Settings
@@ -61,15 +69,137 @@ class UTCDateTime(TypeDecorator[datetime]):
         return None if value is None else value.replace(tzinfo=UTC)
 
 
-def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
-    # isolation_level=None hands transaction control to the "begin" listeners below.
+# How long a SQLite writer waits for the database's write lock before failing with "database is
+# locked": for another of this process's writers (`SQLiteWriteGate`), then for another process's.
+SQLITE_LOCK_TIMEOUT_SECONDS = 30.0
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any, *, writer: bool) -> None:
+    # isolation_level=None hands transaction control to `SQLiteWriteGate.begin` (writes); reads
+    # run in autocommit.
     dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=30000")
+    # A writer waits for the write lock in `SQLiteWriteGate`, never in SQLite's busy handler,
+    # which would sleep with the event loop stopped: "locked" at once, and the gate awaits. (With
+    # the write lock taken by BEGIN IMMEDIATE, nothing else a WAL transaction does waits.)
+    # Readers never wait in WAL mode but in rare moments (another process recovering the WAL).
+    busy_ms = 0 if writer else int(SQLITE_LOCK_TIMEOUT_SECONDS * 1000)
+    cursor.execute(f"PRAGMA busy_timeout={busy_ms}")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()
+
+
+class InlineSQLiteConnection(aiosqlite.Connection):
+    """An aiosqlite connection whose calls run on the event loop's thread instead of being handed
+    to the connection's own thread and awaited: a queue, a future and a wake-up of the loop per
+    call, 4 per statement, cost more than the statement (a read of a case: 20 hops, 3.2 ms of CPU
+    of its 8.4). Opening and closing still go through the connection's thread, once per pooled
+    connection.
+
+    A statement now stops the event loop while it runs, as a CPU-bound handler would: fine for the
+    short statements of an API (microseconds to a few milliseconds), and nothing here may wait for
+    a lock with the loop stopped: readers never wait in WAL mode, and writers take the write lock
+    in `SQLiteWriteGate`, which waits by awaiting."""
+
+    async def _execute(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        if not self._running or not self._connection:
+            raise ValueError("Connection closed")  # what aiosqlite raises (SQLAlchemy maps it)
+        return fn(*args, **kwargs)
+
+
+def _connect_inline(database: str, **kwargs: Any) -> aiosqlite.Connection:
+    return InlineSQLiteConnection(partial(sqlite3.connect, database, **kwargs), iter_chunk_size=64)
+
+
+def _inline_sqlite_connect(dialect: Any, _record: Any, cargs: Any, cparams: Any) -> Any:
+    """`do_connect`: the dialect's own connect arguments (path, URI flags), an inline connection."""
+    return dialect.dbapi.connect(*cargs, async_creator_fn=_connect_inline, **cparams)
+
+
+_GATE_HELD = "sqlite_write_gate"  # on a pooled connection's record: the gate lock it holds
+
+
+class SQLiteWriteGate:
+    """How a SQLite write transaction begins (`BEGIN IMMEDIATE`) on inline connections, without
+    ever stopping the event loop to wait for the write lock.
+
+    - This process's writers queue on an asyncio lock (one per event loop), taken before `BEGIN
+      IMMEDIATE` and released when the connection returns to the pool (after its COMMIT or
+      ROLLBACK). A connection that begins again before it is returned keeps the lock it holds.
+    - Another process's writer (`casefile worker`, a second `--workers` process, the CLI) is
+      waited for by retrying `BEGIN IMMEDIATE` with short sleeps while SQLite answers "database is
+      locked", instead of its busy handler, which would sleep with the loop stopped.
+
+    Both waits together are bounded by `SQLITE_LOCK_TIMEOUT_SECONDS`, after which the writer fails
+    with "database is locked" as SQLite's own busy timeout did."""
+
+    def __init__(self) -> None:
+        self.timeout = SQLITE_LOCK_TIMEOUT_SECONDS
+        self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def install(self, engine: AsyncEngine) -> None:
+        event.listen(engine.sync_engine, "begin", self.begin)
+        event.listen(engine.sync_engine.pool, "checkin", self._release)
+        event.listen(engine.sync_engine.pool, "invalidate", self._release_invalidated)
+
+    def _lock(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        lock = self._locks.get(loop)
+        if lock is None:
+            lock = self._locks[loop] = asyncio.Lock()
+        return lock
+
+    def begin(self, conn: Any) -> None:
+        """The engine's `begin` event (runs in SQLAlchemy's greenlet: `await_` suspends it)."""
+        deadline = time.monotonic() + self.timeout
+        info = conn.connection.info
+        if _GATE_HELD not in info:
+            lock = self._lock()
+            try:
+                await_(asyncio.wait_for(lock.acquire(), self.timeout))
+            except TimeoutError:
+                raise _locked(sqlite3.OperationalError("database is locked")) from None
+            info[_GATE_HELD] = lock
+        cursor = conn.connection.dbapi_connection.cursor()
+        try:
+            delay = 0.001
+            while True:
+                try:
+                    cursor.execute("BEGIN IMMEDIATE")
+                    return
+                except sqlite3.OperationalError as error:
+                    if "locked" not in str(error) or time.monotonic() + delay > deadline:
+                        raise _locked(error) from error
+                await_(asyncio.sleep(delay))
+                delay = min(delay * 2, 0.05)
+        except BaseException:
+            _release(info)
+            raise
+        finally:
+            cursor.close()
+
+    @staticmethod
+    def _release(_dbapi_connection: Any, record: Any) -> None:
+        _release(record.info)
+
+    @staticmethod
+    def _release_invalidated(_dbapi_connection: Any, record: Any, _exception: Any) -> None:
+        _release(record.info)
+
+
+def _locked(error: sqlite3.OperationalError) -> OperationalError:
+    """SQLAlchemy's error, as a statement's would be (an event's own exception is not wrapped)."""
+    return OperationalError("BEGIN IMMEDIATE", None, error)
+
+
+def _release(info: dict[str, Any]) -> None:
+    lock: asyncio.Lock | None = info.pop(_GATE_HELD, None)
+    if lock is not None:
+        lock.release()
 
 
 # A pooled PostgreSQL connection is replaced after this long, before a server or proxy idle
@@ -79,17 +209,20 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 POOL_RECYCLE_SECONDS = 1800
 
 
-def make_engine(
-    settings: Settings, *, immediate: bool, pooled: bool = True, autocommit: bool = False
-) -> AsyncEngine:
+def make_engine(settings: Settings, *, pooled: bool = True, autocommit: bool = False) -> AsyncEngine:
     url = settings.resolved_database_url
     pool: dict[str, Any]
     if not pooled:
         pool = {"poolclass": NullPool}
+    elif url.startswith("sqlite") and autocommit:
+        # Reads run inline (`InlineSQLiteConnection`): an idle connection's thread costs nothing,
+        # and a read request holds its connection while its audit entry is committed, so as many
+        # as PostgreSQL's pool lets concurrent reads share one audit batch.
+        pool = {"pool_size": settings.db_pool_size, "max_overflow": 0}
     elif url.startswith("sqlite"):
         # Each aiosqlite connection is a thread; more than a few only compete for the interpreter
-        # lock (SQLite serialises writers anyway, and a read is short), so requests queue for a
-        # connection in the event loop instead.
+        # lock (SQLite serialises writers anyway), so writers queue for a connection in the event
+        # loop instead.
         pool = {"pool_size": min(settings.db_pool_size, settings.sqlite_pool_size), "max_overflow": 0}
     else:
         pool = {"pool_size": settings.db_pool_size, "max_overflow": 10, "pool_recycle": POOL_RECYCLE_SECONDS}
@@ -98,16 +231,13 @@ def make_engine(
             # Reads: each statement is its own implicit transaction (WAL: it never waits for a
             # writer), so no BEGIN, COMMIT or reset-on-return ROLLBACK, each a thread hop.
             engine = create_async_engine(url, isolation_level="AUTOCOMMIT", pool_reset_on_return=None, **pool)
-            event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
+            event.listen(engine.sync_engine, "do_connect", _inline_sqlite_connect)
+            event.listen(engine.sync_engine, "connect", partial(_sqlite_pragmas, writer=False))
             return engine
         engine = create_async_engine(url, **pool)
-        event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
-        begin_sql = "BEGIN IMMEDIATE" if immediate else "BEGIN"
-
-        @event.listens_for(engine.sync_engine, "begin")
-        def _begin(conn: Any) -> None:
-            conn.exec_driver_sql(begin_sql)
-
+        event.listen(engine.sync_engine, "do_connect", _inline_sqlite_connect)
+        event.listen(engine.sync_engine, "connect", partial(_sqlite_pragmas, writer=True))
+        SQLiteWriteGate().install(engine)
         return engine
     # Prepared statements are cached per connection, and after five runs PostgreSQL may switch
     # to a generic plan that does not know the search words: it then reads every match to return
@@ -275,7 +405,7 @@ class Database:
         self.settings = settings
         self.is_sqlite = settings.is_sqlite
         self.on_dispose: list[Callable[[], Awaitable[None]]] = []
-        self.engine = make_engine(settings, immediate=True)
+        self.engine = make_engine(settings)
         # Reads run without a transaction (autocommit): a read request's statements need none (on
         # PostgreSQL each statement of a READ COMMITTED transaction sees its own snapshot anyway),
         # and BEGIN and COMMIT were two round trips (PostgreSQL) or hops (SQLite) of every read.
@@ -283,7 +413,7 @@ class Database:
         # except an API key's last use on PostgreSQL, one statement that commits by itself
         # (auth.service). PostgreSQL: the same pool.
         self.read_engine = (
-            make_engine(settings, immediate=False, autocommit=True)
+            make_engine(settings, autocommit=True)
             if self.is_sqlite
             else self.engine.execution_options(isolation_level="AUTOCOMMIT")
         )

@@ -95,7 +95,7 @@ class Settings(BaseSettings):
     max_upload_bytes: int = Field(default=50 * 1024 * 1024, ge=1, description="Largest accepted document")
     db_pool_size: int = Field(default=10, ge=1, le=200)
     sqlite_pool_size: int = Field(
-        default=2, ge=1, le=200, description="Connections per SQLite engine (each is a thread)"
+        default=2, ge=1, le=200, description="Connections of the SQLite write engine (reads use db_pool_size)"
     )
     log_level: str = "INFO"
     log_format: Literal["text", "json"] = Field(

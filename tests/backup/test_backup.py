@@ -59,7 +59,7 @@ def casefile(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str
 
 def table_count(settings: Settings) -> int:
     async def count() -> int:
-        engine = make_engine(settings, immediate=False, pooled=False)
+        engine = make_engine(settings, pooled=False)
         try:
             async with engine.connect() as conn:
                 query = "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"

@@ -101,7 +101,7 @@ def db_settings(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
 
 @pytest.fixture(scope="session")
 async def db_engine(db_settings: Settings, anyio_backend: str) -> AsyncIterator[AsyncEngine]:
-    engine = make_engine(db_settings, immediate=True)
+    engine = make_engine(db_settings)
     yield engine
     await engine.dispose()
 

@@ -163,7 +163,7 @@ def run_sql(settings: Settings, statement: str, *, before: tuple[str, ...] = (),
     `before` statements, in the same transaction)."""
 
     async def run() -> list[Any]:
-        engine = make_engine(settings, immediate=True, pooled=False)
+        engine = make_engine(settings, pooled=False)
         try:
             async with engine.begin() as conn:
                 for setup in before:

@@ -49,7 +49,7 @@ def _schema_differences(settings: Settings) -> list[object]:
             return list(compare_metadata(context, Base.metadata))
 
     async def run() -> list[object]:
-        engine = make_engine(settings, immediate=True, pooled=False)
+        engine = make_engine(settings, pooled=False)
         try:
             async with engine.connect() as conn:
                 return await conn.run_sync(compare)

@@ -44,7 +44,7 @@ def run(connection: Connection) -> None:
 
 
 async def main() -> None:
-    engine = make_engine(settings, immediate=True, pooled=False)
+    engine = make_engine(settings, pooled=False)
     async with engine.connect() as connection:
         await connection.run_sync(run)
     await engine.dispose()
