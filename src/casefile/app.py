@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -42,7 +43,7 @@ from casefile.observability import router as metrics_router
 from casefile.query_parameters import QueryCheck
 from casefile.ratelimit import RateLimitHeadersMiddleware
 from casefile.routing import CURRENT_PREFIX, ApiAliasMiddleware
-from casefile.runtime import Runtime
+from casefile.runtime import Runtime, settle_garbage_collector
 from casefile.search.router import router as search_router
 from casefile.settings import Settings
 from casefile.tasks.router import router as tasks_router
@@ -104,9 +105,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         workers = (
             [asyncio.create_task(run_background_workers(runtime, stop))] if settings.worker_enabled else []
         )
+        settle_garbage_collector()
         try:
             yield
         finally:
+            gc.unfreeze()
             stop.set()
             await asyncio.gather(*workers)
             await runtime.close()

@@ -166,13 +166,14 @@ def worker() -> None:
 
 async def _run_worker(settings: Settings) -> None:
     from casefile.background import run_background_workers
-    from casefile.runtime import Runtime
+    from casefile.runtime import Runtime, settle_garbage_collector
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     runtime = Runtime.start(settings)
+    settle_garbage_collector()
     logging.getLogger("casefile").info("delivery and AI workers started")
     try:
         await run_background_workers(runtime, stop)
