@@ -3,6 +3,7 @@ principal."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
@@ -60,6 +61,9 @@ def is_valid_permission(permission: str) -> bool:
     return bool(sep) and action in (*ACTIONS, "*") and resource in (*RESOURCES, "*")
 
 
+# Asked for every row a list answers (what its caller may see of it), always about the same few
+# permission sets: remembered rather than parsed again.
+@functools.lru_cache(maxsize=4096)
 def grants(held: frozenset[str], needed: Permission) -> bool:
     """Whether any held permission covers `needed`. `*` stands for any action or resource;
     `write` does not imply `read`."""
