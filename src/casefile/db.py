@@ -172,9 +172,10 @@ class SQLiteWriteGate:
                     cursor.execute("BEGIN IMMEDIATE")
                     return
                 except sqlite3.OperationalError as error:
-                    if "locked" not in str(error) or time.monotonic() + delay > deadline:
+                    left = deadline - time.monotonic()
+                    if "locked" not in str(error) or left <= 0:
                         raise _locked(error) from error
-                await_(asyncio.sleep(delay))
+                await_(asyncio.sleep(min(delay, left)))
                 delay = min(delay * 2, 0.05)
         except BaseException:
             _release(info)
