@@ -109,7 +109,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         try:
             yield
         finally:
-            gc.unfreeze()
+            gc.unfreeze()  # a stopped app's objects may be collected (tests run many per process)
             stop.set()
             await asyncio.gather(*workers)
             await runtime.close()

@@ -143,8 +143,9 @@ class SQLiteWriteGate:
 
     def install(self, engine: AsyncEngine) -> None:
         event.listen(engine.sync_engine, "begin", self.begin)
-        event.listen(engine.sync_engine.pool, "checkin", self._release)
-        event.listen(engine.sync_engine.pool, "invalidate", self._release_invalidated)
+        pool = engine.sync_engine.pool
+        event.listen(pool, "checkin", lambda _dbapi_connection, record: _release(record.info))
+        event.listen(pool, "invalidate", lambda _dbapi_connection, record, _error: _release(record.info))
 
     def _lock(self) -> asyncio.Lock:
         loop = asyncio.get_running_loop()
@@ -183,14 +184,6 @@ class SQLiteWriteGate:
         finally:
             cursor.close()
 
-    @staticmethod
-    def _release(_dbapi_connection: Any, record: Any) -> None:
-        _release(record.info)
-
-    @staticmethod
-    def _release_invalidated(_dbapi_connection: Any, record: Any, _exception: Any) -> None:
-        _release(record.info)
-
 
 def _locked(error: sqlite3.OperationalError) -> OperationalError:
     """SQLAlchemy's error, as a statement's would be (an event's own exception is not wrapped)."""
@@ -221,16 +214,15 @@ def make_engine(settings: Settings, *, pooled: bool = True, autocommit: bool = F
         # as PostgreSQL's pool lets concurrent reads share one audit batch.
         pool = {"pool_size": settings.db_pool_size, "max_overflow": 0}
     elif url.startswith("sqlite"):
-        # Each aiosqlite connection is a thread; more than a few only compete for the interpreter
-        # lock (SQLite serialises writers anyway), so writers queue for a connection in the event
-        # loop instead.
+        # Writers: one at a time holds the write lock (`SQLiteWriteGate`), so more connections would
+        # only be checked out to wait for it.
         pool = {"pool_size": min(settings.db_pool_size, settings.sqlite_pool_size), "max_overflow": 0}
     else:
         pool = {"pool_size": settings.db_pool_size, "max_overflow": 10, "pool_recycle": POOL_RECYCLE_SECONDS}
     if url.startswith("sqlite"):
         if autocommit:
             # Reads: each statement is its own implicit transaction (WAL: it never waits for a
-            # writer), so no BEGIN, COMMIT or reset-on-return ROLLBACK, each a thread hop.
+            # writer), so no BEGIN, COMMIT or reset-on-return ROLLBACK.
             engine = create_async_engine(url, isolation_level="AUTOCOMMIT", pool_reset_on_return=None, **pool)
             event.listen(engine.sync_engine, "do_connect", _inline_sqlite_connect)
             event.listen(engine.sync_engine, "connect", partial(_sqlite_pragmas, writer=False))
