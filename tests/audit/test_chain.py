@@ -113,6 +113,25 @@ def test_deleting_the_newest_entries_is_found(trail_settings: Settings) -> None:
     assert "newest entries were deleted" in result.broken.reason and result.checked == 3
 
 
+def test_the_head_follows_inserts_forward_only(trail_settings: Settings) -> None:
+    # The database moves the head with each INSERT (migration 0015), never back: newest entries
+    # deleted and then put back from a copy leave the head where it was, and the chain whole.
+    asyncio.run(_write(trail_settings, 5))
+    head_before = run_sql(trail_settings, "SELECT last_seq, last_hash FROM audit_chain_head")[0]
+    columns = "id, seq, at, actor_type, actor_id, user_id, action, resource_type, resource_id, case_id, "
+    columns += "outcome, ip, user_agent, request_id, details, prev_hash, hash"
+    run_sql(trail_settings, f"CREATE TABLE kept AS SELECT {columns} FROM audit_entries WHERE seq >= 4")
+    run_sql(trail_settings, "DELETE FROM audit_entries WHERE seq >= 4")
+    run_sql(trail_settings, f"INSERT INTO audit_entries ({columns}) SELECT {columns} FROM kept WHERE seq = 4")
+    assert run_sql(trail_settings, "SELECT last_seq, last_hash FROM audit_chain_head")[0] == head_before
+    run_sql(trail_settings, f"INSERT INTO audit_entries ({columns}) SELECT {columns} FROM kept WHERE seq = 5")
+    result = asyncio.run(_verify(trail_settings))
+    assert result.broken is None and result.checked == 5
+    asyncio.run(_write(trail_settings, 1))  # the next append extends the restored chain
+    assert run_sql(trail_settings, "SELECT last_seq FROM audit_chain_head")[0].last_seq == 6
+    assert asyncio.run(_verify(trail_settings)).checked == 6
+
+
 def test_reordered_entries_are_found(trail_settings: Settings) -> None:
     asyncio.run(_write(trail_settings, 5))
     rows = entries(trail_settings)

@@ -48,7 +48,8 @@ class AuditChainHead(Base):
     """The chain's one head row (id 1): the last entry's number and hash. Appending locks it
     (`FOR UPDATE` on PostgreSQL; SQLite's writers are serialised by `BEGIN IMMEDIATE`), so
     concurrent writers line up instead of both extending the same entry. It also lets `verify`
-    notice that the newest entries were deleted."""
+    notice that the newest entries were deleted. The database moves it forward with every INSERT
+    into `audit_entries` (a trigger, migration 0015)."""
 
     __tablename__ = "audit_chain_head"
 
