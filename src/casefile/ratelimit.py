@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -133,9 +134,9 @@ def is_admin_path(path: str) -> bool:
 class RateLimitHeadersMiddleware(HttpMiddleware):
     """Put the rate-limit headers on every response of a request that was counted."""
 
-    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+    def handle(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
         def headers() -> dict[str, str]:
             verdict: Verdict | None = scope.get("state", {}).get(SCOPE_KEY)
             return {} if verdict is None else verdict.headers(time.time())
 
-        await self.app(scope, receive, with_headers(send, headers))
+        return self.app(scope, receive, with_headers(send, headers))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from fastapi import Request
@@ -93,7 +93,9 @@ class ApiAliasMiddleware:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+        # A plain function returning the next layer's coroutine: no frame of its own to pass
+        # through each time the request resumes (see middleware.HttpMiddleware).
         path: str = scope.get("path", "")
         if path.startswith(ALIAS_PREFIX + "/") and not (
             path.startswith(CURRENT_PREFIX + "/") or path == CURRENT_PREFIX
@@ -103,4 +105,4 @@ class ApiAliasMiddleware:
             raw_path: bytes | None = scope.get("raw_path")
             if raw_path is not None:
                 scope["raw_path"] = CURRENT_PREFIX.encode() + raw_path[len(ALIAS_PREFIX) :]
-        await self.app(scope, receive, send)
+        return self.app(scope, receive, send)
