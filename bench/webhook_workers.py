@@ -437,15 +437,16 @@ class Bench:
         `held`: not due until `release` (set in the same transaction, so no worker sees them due)."""
         from sqlalchemy import update
 
-        from casefile.events.outbox import emit
+        from casefile.events.outbox import emit, write_outbox
         from casefile.webhooks.models import Delivery
 
         for start in range(0, events, 50):
             async with self.runtime.db.transaction() as session:
                 ids = [
-                    (await emit(session, "case.created", wd.fake_case_data(i))).id
+                    await emit(session, "case.created", wd.fake_case_data(i))
                     for i in range(start, min(events, start + 50))
                 ]
+                await write_outbox(session)  # the deliveries exist from here (they are held below)
                 if held:
                     await session.execute(
                         update(Delivery).where(Delivery.event_id.in_(ids)).values(next_attempt_at=HELD)

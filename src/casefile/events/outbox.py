@@ -32,9 +32,9 @@ _INSERT_EVENTS = insert(cast(Table, Event.__table__))
 _INSERT_DELIVERIES = insert(cast(Table, Delivery.__table__))
 
 
-async def emit(session: AsyncSession, name: str, data: dict[str, Any], *, audited: bool = True) -> None:
+async def emit(session: AsyncSession, name: str, data: dict[str, Any], *, audited: bool = True) -> str:
     """Record event `name` with payload `data` (and its audit entry, unless `audited` is False:
-    only for a database whose schema predates the audit trail, see `backup.create`)."""
+    only for a database whose schema predates the audit trail, see `backup.create`); its id."""
     if name not in EVENT_NAMES:
         raise ValueError(f"unknown event {name!r}")  # a programming error, never user input
     event: dict[str, Any] = {
@@ -52,6 +52,7 @@ async def emit(session: AsyncSession, name: str, data: dict[str, Any], *, audite
     pending.append(event)
     if audited:
         record_event(session, name, data, event["id"])
+    return str(event["id"])
 
 
 async def write_outbox(session: AsyncSession) -> None:
