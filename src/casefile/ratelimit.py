@@ -1,5 +1,5 @@
-"""Rate limits (docs/api-conventions.md#rate-limits), counted by the `limits` library in a sliding
-window counter.
+"""Rate limits (docs/api-conventions.md#rate-limits), counted in a sliding window counter: `limits`'
+in the process, a script of ours doing the same count in one round trip in Redis.
 
 Four buckets; a request counts in exactly one:
 
@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from limits import RateLimitItem, parse
-from limits.aio.storage import MemoryStorage, RedisStorage, Storage
-from limits.aio.strategies import SlidingWindowCounterRateLimiter
+from limits.aio.storage import MemoryStorage
 from redis.asyncio import Redis
+from redis.commands.core import AsyncScript
 from starlette.types import Receive, Scope, Send
 
 from casefile.errors import RateLimited
@@ -70,6 +70,50 @@ class Verdict:
         return headers
 
 
+# One round trip per counted request on Redis. `limits` counts a hit with one script and reads
+# the window for the headers with a second: two round trips, which cost a third of a case read's
+# CPU (bench/README.md, "2026-11-26"). This script does both steps of the same sliding window
+# counter at once, on the same two counters per key: it admits the hit (or not) and answers the
+# window as it then stands.
+# KEYS: the previous window's counter, this window's. ARGV: the limit, the window in ms.
+# Answers {admitted 1/0, previous count, previous ms to live, current count, current ms to live}.
+_REDIS_HIT = """
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local current_ttl = redis.call('pttl', KEYS[2])
+if current_ttl > 0 and current_ttl < window then
+    -- this window has ended: it becomes the previous one, and a new one starts at 0
+    redis.call('rename', KEYS[2], KEYS[1])
+    redis.call('set', KEYS[2], 0, 'PX', current_ttl + window)
+end
+local previous = tonumber(redis.call('get', KEYS[1])) or 0
+local previous_ttl = math.max(redis.call('pttl', KEYS[1]), 0)
+local current = tonumber(redis.call('get', KEYS[2])) or 0
+current_ttl = math.max(redis.call('pttl', KEYS[2]), 0)
+if math.floor(previous * previous_ttl / window) + current + 1 > limit then
+    return {0, previous, previous_ttl, current, current_ttl}
+end
+if redis.call('exists', KEYS[2]) == 1 then
+    current = redis.call('incrby', KEYS[2], 1)
+else
+    redis.call('set', KEYS[2], 1, 'PX', window * 2)
+    current, current_ttl = 1, window * 2
+end
+return {1, previous, previous_ttl, current, current_ttl}
+"""
+
+
+@dataclass(frozen=True)
+class Window:
+    """A key's two counters after a hit: the previous window's count and seconds to live (its
+    weight), this window's count and seconds to live."""
+
+    previous: int
+    previous_ttl: float
+    current: int
+    current_ttl: float
+
+
 class RateLimiter:
     def __init__(self, settings: Settings, redis: Redis | None) -> None:
         self.items: dict[Bucket, RateLimitItem] = {
@@ -78,37 +122,51 @@ class RateLimiter:
             Bucket.ADMIN: parse(settings.rate_limit_admin),
             Bucket.LOGIN: parse(settings.rate_limit_login),
         }
-        self.storage: Storage
+        self.memory = MemoryStorage()
+        self.redis_hit: AsyncScript | None = None
+        self.redis_prefix = f"{settings.redis_key_prefix}:ratelimit"
         if redis is not None and settings.redis_url:
-            self.storage = RedisStorage(
-                _async_redis_uri(settings.redis_url),
-                implementation="redispy",
-                key_prefix=f"{settings.redis_key_prefix}:ratelimit",
-                wrap_exceptions=True,
-                # The process's own Redis connections, closed with the runtime. (`limits` types
-                # its options as scalars, but its redis-py bridge takes a pool by this name.)
-                connection_pool=redis.connection_pool,  # type: ignore[arg-type]
-            )
-        else:
-            self.storage = MemoryStorage()
-        self.strategy = SlidingWindowCounterRateLimiter(self.storage)
+            self.redis_hit = redis.register_script(_REDIS_HIT)
 
     async def hit(self, bucket: Bucket, identity: str) -> Verdict:
         item = self.items[bucket]
-        allowed = await self.strategy.hit(item, bucket.value, identity)
-        stats = await self.strategy.get_window_stats(item, bucket.value, identity)
-        return Verdict(
-            allowed=allowed,
-            limit=item.amount,
-            remaining=max(0, stats.remaining),
-            reset_at=stats.reset_time,
-            bucket=bucket.value,
-        )
+        key = item.key_for(bucket.value, identity)
+        if self.redis_hit is not None:
+            admitted, window = await self._hit_in_redis(item, key)
+        else:
+            # In the process: `limits`' own counter (no I/O, so two calls cost nothing).
+            admitted = await self.memory.acquire_sliding_window_entry(key, item.amount, item.get_expiry())
+            window = Window(*await self.memory.get_sliding_window(key, item.get_expiry()))
+        return _verdict(item, bucket, admitted, window)
+
+    async def _hit_in_redis(self, item: RateLimitItem, key: str) -> tuple[bool, Window]:
+        assert self.redis_hit is not None
+        keys = [f"{self.redis_prefix}:{key}:previous", f"{self.redis_prefix}:{key}:current"]
+        # Redis unreachable: the request fails (500), as it did through `limits`.
+        answer = await self.redis_hit(keys=keys, args=[item.amount, item.get_expiry() * 1000])
+        admitted, previous, previous_ms, current, current_ms = (int(value) for value in answer)
+        return bool(admitted), Window(previous, previous_ms / 1000, current, current_ms / 1000)
 
 
-def _async_redis_uri(url: str) -> str:
-    """`limits` picks its asyncio Redis client by the `async+` scheme prefix."""
-    return url if url.startswith("async+") else f"async+{url}"
+def _verdict(item: RateLimitItem, bucket: Bucket, admitted: bool, window: Window) -> Verdict:
+    """The headers' figures, as `limits` computes them for the sliding window counter: the count
+    is this window's plus the previous one's weighted by the part of it still in the last
+    window-long span; the reset is when the next of those requests leaves it."""
+    expiry = item.get_expiry()
+    weighted = window.previous * window.previous_ttl / expiry + window.current
+    now = time.time()
+    reset_in = math.inf
+    if window.previous:
+        reset_in = window.previous_ttl % (expiry / window.previous)
+    if window.current:
+        reset_in = min(reset_in, window.current_ttl % expiry)
+    return Verdict(
+        allowed=admitted,
+        limit=item.amount,
+        remaining=max(0, item.amount - math.floor(weighted)),
+        reset_at=now if reset_in == math.inf else now + reset_in,
+        bucket=bucket.value,
+    )
 
 
 async def enforce(limiter: RateLimiter, scope: Scope, bucket: Bucket, identity: str) -> None:

@@ -13,6 +13,7 @@ import httpx
 import pytest
 from pydantic import ValidationError
 
+from casefile.ratelimit import Bucket, RateLimiter, Verdict
 from casefile.settings import Settings
 from tests.support import plain
 from tests.support.assertions import api_error, ok
@@ -150,3 +151,42 @@ async def _concurrent_gets(bases: list[str], key: str, per_server: int) -> Count
         for client in clients:
             await client.aclose()
     return Counter(r.status_code for r in responses)
+
+
+@pytest.mark.skipif(not redis_available(), reason="Redis is not reachable (CI requires it)")
+def test_redis_counts_in_one_script_what_the_process_counts() -> None:
+    # Redis's counter (one script, one round trip a hit) and the process's (`limits`) admit the
+    # same hits and give the same headers within a window. After it, Redis's previous window
+    # still weighs by how much of it overlaps the last second. (Redis's windows start with a
+    # key's first hit; the process's are aligned on the clock, so only Redis's weight is known
+    # here to the hit.)
+    from redis.asyncio import Redis
+
+    async def hits(limiter: RateLimiter, n: int) -> list[Verdict]:
+        return [await limiter.hit(Bucket.USER, "user_1") for _ in range(n)]
+
+    def figures(verdicts: list[Verdict]) -> list[tuple[bool, int, int]]:
+        return [(v.allowed, v.limit, v.remaining) for v in verdicts]
+
+    async def run() -> None:
+        redis = Redis.from_url(REDIS_URL)
+        prefix = f"test-{secrets.token_hex(6)}"
+        settings = Settings(
+            _env_file=None, rate_limit_user="3/second", redis_url=REDIS_URL, redis_key_prefix=prefix
+        )
+        shared = RateLimiter(settings, redis)
+        local = RateLimiter(Settings(_env_file=None, rate_limit_user="3/second"), None)
+        try:
+            started = time.time()
+            in_redis, in_process = await hits(shared, 4), await hits(local, 4)
+            expected = [(True, 3, 2), (True, 3, 1), (True, 3, 0), (False, 3, 0)]
+            assert figures(in_redis) == figures(in_process) == expected
+            for verdict in in_redis + in_process:
+                assert started <= verdict.reset_at <= time.time() + 1.0
+            assert await redis.keys(f"{prefix}:ratelimit:*")  # counted in Redis, under the prefix
+            await asyncio.sleep(1.5)  # the window's 3 hits now weigh about half: 1 counts, 2 fit
+            assert figures(await hits(shared, 3)) == [(True, 3, 1), (True, 3, 0), (False, 3, 0)]
+        finally:
+            await redis.aclose()
+
+    asyncio.run(run())
