@@ -277,6 +277,17 @@ def run_db(kind: str, args: argparse.Namespace) -> list[tuple[str, dict[str, flo
             env["CASEFILE_REDIS_URL"] = args.redis
             env["CASEFILE_REDIS_KEY_PREFIX"] = f"hotpath-bench-{secrets.token_hex(4)}"
         serve = [sys.executable, "-c", "from casefile.cli import main; main()", "serve", "--port", str(port)]
+        if args.cprofile:
+            # The server under cProfile, its stats written when it stops. uvicorn re-raises the
+            # SIGTERM it was stopped with once it has shut down: turned into SystemExit here,
+            # which cProfile.run catches before writing the file.
+            out = str(Path(args.cprofile).resolve() / f"serve-{kind}.pstats")
+            code = (
+                "import cProfile, signal, sys; from casefile.cli import main; "
+                "signal.signal(signal.SIGTERM, lambda *_: sys.exit(0)); "
+                f"cProfile.run('main(standalone_mode=False)', {out!r})"
+            )
+            serve = [sys.executable, "-c", code, "serve", "--port", str(port)]
         serve += ["--workers", str(args.workers), "--no-worker"]
         base = f"http://127.0.0.1:{port}"
         server_pid = stack.enter_context(process(serve, env, base + "/healthz"))
@@ -347,7 +358,14 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--only", default="", help="comma-separated: get, post, list, search (default all)")
     parser.add_argument("--redis", default=None, help="CASEFILE_REDIS_URL for the Casefile server")
+    parser.add_argument(
+        "--cprofile",
+        default=None,
+        help="a directory: run the server (one worker) under cProfile, stats in serve-<db>.pstats",
+    )
     args = parser.parse_args()
+    if args.cprofile and args.workers != 1:
+        parser.error("--cprofile profiles one server process: use it with --workers 1")
     kinds = ["sqlite", "postgresql"] if args.db == "both" else [args.db]
     for kind in kinds:
         table = run_db(kind, args)
