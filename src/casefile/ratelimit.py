@@ -71,7 +71,7 @@ class Verdict:
 
 
 # One round trip per counted request on Redis. `limits` counts a hit with one script and reads
-# the window for the headers with a second: two round trips, which cost a third of a case read's
+# the window for the headers with a second: two round trips, which cost a quarter of a case read's
 # CPU (bench/README.md, "2026-11-26"). This script does both steps of the same sliding window
 # counter at once, on the same two counters per key: it admits the hit (or not) and answers the
 # window as it then stands.
