@@ -132,20 +132,22 @@ class RateLimiter:
         item = self.items[bucket]
         key = item.key_for(bucket.value, identity)
         if self.redis_hit is not None:
-            admitted, window = await self._hit_in_redis(item, key)
+            admitted, window = await _hit_in_redis(self.redis_hit, self.redis_prefix, item, key)
         else:
             # In the process: `limits`' own counter (no I/O, so two calls cost nothing).
             admitted = await self.memory.acquire_sliding_window_entry(key, item.amount, item.get_expiry())
             window = Window(*await self.memory.get_sliding_window(key, item.get_expiry()))
         return _verdict(item, bucket, admitted, window)
 
-    async def _hit_in_redis(self, item: RateLimitItem, key: str) -> tuple[bool, Window]:
-        assert self.redis_hit is not None
-        keys = [f"{self.redis_prefix}:{key}:previous", f"{self.redis_prefix}:{key}:current"]
-        # Redis unreachable: the request fails (500), as it did through `limits`.
-        answer = await self.redis_hit(keys=keys, args=[item.amount, item.get_expiry() * 1000])
-        admitted, previous, previous_ms, current, current_ms = (int(value) for value in answer)
-        return bool(admitted), Window(previous, previous_ms / 1000, current, current_ms / 1000)
+
+async def _hit_in_redis(
+    script: AsyncScript, prefix: str, item: RateLimitItem, key: str
+) -> tuple[bool, Window]:
+    keys = [f"{prefix}:{key}:previous", f"{prefix}:{key}:current"]
+    # Redis unreachable: the request fails (500), as it did through `limits`.
+    answer = await script(keys=keys, args=[item.amount, item.get_expiry() * 1000])
+    admitted, previous, previous_ms, current, current_ms = (int(value) for value in answer)
+    return bool(admitted), Window(previous, previous_ms / 1000, current, current_ms / 1000)
 
 
 def _verdict(item: RateLimitItem, bucket: Bucket, admitted: bool, window: Window) -> Verdict:

@@ -37,8 +37,9 @@ async def emit(session: AsyncSession, name: str, data: dict[str, Any], *, audite
     only for a database whose schema predates the audit trail, see `backup.create`); its id."""
     if name not in EVENT_NAMES:
         raise ValueError(f"unknown event {name!r}")  # a programming error, never user input
+    event_id = new_id("evt")
     event: dict[str, Any] = {
-        "id": new_id("evt"),
+        "id": event_id,
         "name": name,
         "data": data,
         "occurred_at": utcnow(),
@@ -51,8 +52,8 @@ async def emit(session: AsyncSession, name: str, data: dict[str, Any], *, audite
         before_commit(session, write_outbox, first=True)
     pending.append(event)
     if audited:
-        record_event(session, name, data, event["id"])
-    return str(event["id"])
+        record_event(session, name, data, event_id)
+    return event_id
 
 
 async def write_outbox(session: AsyncSession) -> None:
