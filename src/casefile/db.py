@@ -218,7 +218,12 @@ def make_engine(settings: Settings, *, pooled: bool = True, autocommit: bool = F
         # only be checked out to wait for it.
         pool = {"pool_size": min(settings.db_pool_size, settings.sqlite_pool_size), "max_overflow": 0}
     else:
-        pool = {"pool_size": settings.db_pool_size, "max_overflow": 10, "pool_recycle": POOL_RECYCLE_SECONDS}
+        # No overflow: SQLAlchemy closes an overflow connection as soon as it is returned, so under
+        # a steady load above the pool's size connections were opened and closed dozens of times a
+        # second (117 PostgreSQL sessions in an 8-second read benchmark at 16 connections, each
+        # with its TLS attempt, its backend's start and its statements prepared again). The pool's
+        # size is the process's limit; requests beyond it wait for a connection.
+        pool = {"pool_size": settings.db_pool_size, "max_overflow": 0, "pool_recycle": POOL_RECYCLE_SECONDS}
     if url.startswith("sqlite"):
         if autocommit:
             # Reads: each statement is its own implicit transaction (WAL: it never waits for a

@@ -93,7 +93,7 @@ class Settings(BaseSettings):
 
     max_json_body_bytes: int = Field(default=1024 * 1024, ge=1024)
     max_upload_bytes: int = Field(default=50 * 1024 * 1024, ge=1, description="Largest accepted document")
-    db_pool_size: int = Field(default=10, ge=1, le=200)
+    db_pool_size: int = Field(default=20, ge=1, le=200)
     sqlite_pool_size: int = Field(
         default=2, ge=1, le=200, description="Connections of the SQLite write engine (reads use db_pool_size)"
     )

@@ -1,10 +1,12 @@
 """A pooled PostgreSQL connection that died while idle (server restart, proxy timeout) costs the
 next request nothing: with no `pool_pre_ping`, the first statement of a transaction that meets a
 dead connection is retried on a new one (casefile.db.RetryingSession). A statement later in a
-transaction is not retried (its transaction is gone), and fails."""
+transaction is not retried (its transaction is gone), and fails. And a load above the pool's size
+waits for the pool's connections instead of opening and closing new ones."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -64,3 +66,26 @@ async def test_a_later_statement_on_a_dead_connection_fails(postgres: tuple[Data
             pid = (await session.execute(text("SELECT pg_backend_pid()"))).scalar_one()
             await _kill_backends(url, [pid])
             await session.execute(text("SELECT 3"))
+
+
+async def test_a_load_above_the_pool_reuses_its_connections(database: tuple[Path, str | None]) -> None:
+    """More concurrent transactions than the pool holds, twice: they share the pool's connections
+    (the same server backends both times), none is opened for a moment and closed again."""
+    data_dir, url = database
+    if url is None:
+        pytest.skip("SQLite has no connections to lose")
+    db = Database(make_settings(data_dir, url, db_pool_size=4))
+
+    async def backend() -> int:
+        async with db.transaction(write=False) as session:
+            pid = (await session.execute(text("SELECT pg_backend_pid() FROM pg_sleep(0.05)"))).scalar_one()
+            return int(pid)
+
+    try:
+        first = await asyncio.gather(*(backend() for _ in range(12)))
+        second = await asyncio.gather(*(backend() for _ in range(12)))
+    finally:
+        await db.dispose()
+    assert len(first) == len(second) == 12
+    assert len(set(first)) <= 4
+    assert set(second) <= set(first)
