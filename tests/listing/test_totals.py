@@ -4,11 +4,16 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import delete, insert
+from sqlalchemy import delete, insert, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile.auth.permissions import ROLE_PERMISSIONS, Principal
+from casefile.cases.access import visible_to
+from casefile.cases.models import Case, CaseWall
+from casefile.cases.repository import CASE_LIST
 from casefile.envelope import paginated
 from casefile.groups.models import Group
 from casefile.groups.service import GROUP_LIST
@@ -81,3 +86,80 @@ def test_the_meta_says_so_only_when_it_applies() -> None:
         "total_exact": False,
         "next_cursor": "abc",
     }
+
+
+ADMIN = Principal(kind="user", id="user_totals_admin", role="admin", permissions=ROLE_PERMISSIONS["admin"])
+ATTORNEY = Principal(
+    kind="user", id="user_totals_attorney", role="attorney", permissions=ROLE_PERMISSIONS["attorney"]
+)
+
+
+def case_query(words: list[str], status: str) -> ListQuery:
+    return ListQuery(
+        page=1,
+        limit=20,
+        sort="created_at",
+        order="desc",
+        search_words=words,
+        fields=None,
+        filters={"status": [status]},
+    )
+
+
+async def add_cases(
+    session: AsyncSession, title: str, status: str, count: int, **values: object
+) -> list[str]:
+    """`count` cases titled `title …`, one second apart (the first the newest)."""
+    start = datetime.now(UTC)
+    ids = [f"case_{unique()}" for _ in range(count)]
+    rows = [
+        {
+            "id": case_id,
+            "title": f"{title} matter",
+            "case_number": case_id,
+            "status": status,
+            "priority": "low",
+            "access": "firm",
+            "created_at": start - timedelta(seconds=i),
+            "updated_at": start,
+            **values,
+        }
+        for i, case_id in enumerate(ids)
+    ]
+    await session.execute(insert(Case), rows)
+    return ids
+
+
+async def test_a_search_with_a_status_counts_exactly_up_to_the_cap(db_session: AsyncSession) -> None:
+    """The search and the status filter together (one GIN index over both on PostgreSQL,
+    migration 0016): what counts is every visible case with the word and the status, exactly up
+    to the cap, and the page is the newest of them."""
+    word = unique("capstat")
+    matching = await add_cases(db_session, word, "intake", TOTAL_CAP + 1)
+    # Not counted: the word with another status, the status without the word, a trashed match.
+    await add_cases(db_session, word, "closed", 25)
+    await add_cases(db_session, unique("otherword"), "intake", 25)
+    await add_cases(db_session, word, "intake", 3, deleted_at=datetime.now(UTC))
+
+    async def listed(principal: Principal, words: list[str]) -> tuple[int, bool, list[str]]:
+        page = await fetch_page(
+            db_session, CASE_LIST, case_query(words, "intake"), conditions=[visible_to(principal)]
+        )
+        return page.total, page.total_exact, [case.id for case in page.rows]
+
+    newest = matching[:20]
+    for words in ([word], [word[:-4]], [word, "matter"]):  # a whole word, a prefix, two words
+        assert await listed(ADMIN, words) == (TOTAL_CAP, False, newest)
+
+    # One match fewer (walled off from the administrator): exactly the cap, and exact.
+    db_session.add(CaseWall(case_id=matching[0], subject_type="user", subject_id=ADMIN.id))
+    await db_session.flush()
+    assert await listed(ADMIN, [word]) == (TOTAL_CAP, True, matching[1:21])
+    assert await listed(ADMIN, [word[:-4]]) == (TOTAL_CAP, True, matching[1:21])
+
+    # Restricted cases an attorney is not assigned to are not counted for them.
+    restricted = matching[100:110]
+    await db_session.execute(update(Case).where(Case.id.in_(restricted)).values(access="restricted"))
+    assert await listed(ATTORNEY, [word]) == (TOTAL_CAP + 1 - 10, True, newest)
+    await db_session.execute(delete(Case).where(Case.id.in_(matching[1:3])))
+    assert await listed(ADMIN, [word]) == (TOTAL_CAP - 2, True, matching[3:23])

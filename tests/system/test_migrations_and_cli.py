@@ -5,21 +5,25 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import secrets
 import subprocess
 import sys
 import warnings
 from datetime import datetime
 from pathlib import Path
 
+import asyncpg
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
+from sqlalchemy.engine import make_url
 
 from casefile.db import make_engine
-from casefile.migrate import upgrade
+from casefile.migrate import alembic_config, upgrade
 from casefile.models import Base
 from casefile.settings import Settings
-from tests.support.servers import fresh_running_database_url
+from tests.support.servers import POSTGRES_URL, _pg_admin, fresh_database, fresh_running_database_url, run_sql
 
 CASEFILE = str(Path(sys.executable).with_name("casefile"))
 
@@ -163,3 +167,69 @@ def test_0008_names_the_user_behind_an_api_key_upload(blank: Settings) -> None:
         ("doc_2", "user_1", None),
         ("doc_3", None, "key_2"),  # a key whose creator is gone: no user to name
     ]
+
+
+GIN_INDEXES_OF_CASES = (
+    "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'cases' AND indexdef LIKE '%USING gin%'"
+)
+
+
+def _gin_indexes(settings: Settings) -> dict[str, str]:
+    return {
+        name: definition.split(" USING ")[1] for name, definition in run_sql(settings, GIN_INDEXES_OF_CASES)
+    }
+
+
+def test_0016_one_gin_index_over_status_and_search(blank: Settings) -> None:
+    """PostgreSQL: btree_gin is installed and one GIN index over (status, search_vector) replaces
+    the one over search_vector alone; a downgrade puts that one back. SQLite: nothing to do."""
+    upgrade(blank)
+    if blank.is_sqlite:
+        assert _schema_differences(blank) == []
+        return
+    assert _gin_indexes(blank) == {"ix_cases_status_search_vector": "gin (status, search_vector)"}
+    assert run_sql(blank, "SELECT 1 FROM pg_extension WHERE extname = 'btree_gin'") == [(1,)]
+    command.downgrade(alembic_config(blank), "0015")
+    assert _gin_indexes(blank) == {"ix_cases_search_vector": "gin (search_vector)"}
+    upgrade(blank)
+    assert _gin_indexes(blank) == {"ix_cases_status_search_vector": "gin (status, search_vector)"}
+
+
+def test_0016_without_btree_gin_keeps_the_search_index(
+    backend: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A role that may not create extensions (no CREATE on the database) migrates all the same:
+    a warning says why and what to run, and the one-column search index stays."""
+    if backend == "sqlite":
+        pytest.skip("PostgreSQL only")
+    role = f"casefile_noext_{secrets.token_hex(4)}"
+    asyncio.run(_pg_admin(f'CREATE ROLE "{role}" LOGIN'))
+    try:
+        with fresh_database(backend, tmp_path) as url:
+            assert url is not None
+            admin_url = make_url(POSTGRES_URL).set(database=make_url(url).database)
+
+            async def grant() -> None:
+                conn = await asyncpg.connect(admin_url.render_as_string(hide_password=False))
+                try:
+                    await conn.execute(f'GRANT CREATE ON SCHEMA public TO "{role}"')
+                finally:
+                    await conn.close()
+
+            asyncio.run(grant())
+            settings = Settings(
+                _env_file=None,
+                data_dir=tmp_path / "data",
+                database_url=make_url(url).set(username=role).render_as_string(hide_password=False),
+            )
+            with caplog.at_level("WARNING", logger="alembic.runtime.migration"):
+                upgrade(settings)
+            assert _gin_indexes(settings) == {"ix_cases_search_vector": "gin (search_vector)"}
+            warned = [
+                r.getMessage() for r in caplog.records if "ix_cases_status_search_vector" in r.getMessage()
+            ]
+            assert len(warned) == 1 and "CREATE EXTENSION btree_gin failed" in warned[0]
+            assert "CREATE EXTENSION btree_gin;" in warned[0]
+            upgrade(settings)  # at head: nothing more to do
+    finally:
+        asyncio.run(_pg_admin(f'DROP ROLE IF EXISTS "{role}"'))
