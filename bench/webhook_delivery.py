@@ -1242,7 +1242,7 @@ class Bench:
             "settings": {
                 "worker_concurrency": CONCURRENCY,
                 "worker_per_webhook_concurrency": CONCURRENCY,
-                "db_pool_size": args.db_pool_size or "default (10)",
+                "db_pool_size": args.db_pool_size or "default (20)",
                 "claim_batch": 50,
                 "worker_http_clients": 8,
                 "producers": args.producers,

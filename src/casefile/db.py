@@ -212,18 +212,18 @@ def make_engine(settings: Settings, *, pooled: bool = True, autocommit: bool = F
         # Reads run inline (`InlineSQLiteConnection`): an idle connection's thread costs nothing,
         # and a read request holds its connection while its audit entry is committed, so as many
         # as PostgreSQL's pool lets concurrent reads share one audit batch.
-        pool = {"pool_size": settings.db_pool_size, "max_overflow": 0}
+        pool = {"pool_size": settings.pool_size, "max_overflow": 0}
     elif url.startswith("sqlite"):
         # Writers: one at a time holds the write lock (`SQLiteWriteGate`), so more connections would
         # only be checked out to wait for it.
-        pool = {"pool_size": min(settings.db_pool_size, settings.sqlite_pool_size), "max_overflow": 0}
+        pool = {"pool_size": min(settings.pool_size, settings.sqlite_pool_size), "max_overflow": 0}
     else:
         # No overflow: SQLAlchemy closes an overflow connection as soon as it is returned, so under
         # a steady load above the pool's size connections were opened and closed dozens of times a
         # second (117 PostgreSQL sessions in an 8-second read benchmark at 16 connections, each
         # with its TLS attempt, its backend's start and its statements prepared again). The pool's
         # size is the process's limit; requests beyond it wait for a connection.
-        pool = {"pool_size": settings.db_pool_size, "max_overflow": 0, "pool_recycle": POOL_RECYCLE_SECONDS}
+        pool = {"pool_size": settings.pool_size, "max_overflow": 0, "pool_recycle": POOL_RECYCLE_SECONDS}
     if url.startswith("sqlite"):
         if autocommit:
             # Reads: each statement is its own implicit transaction (WAL: it never waits for a
