@@ -210,8 +210,8 @@ def make_engine(settings: Settings, *, pooled: bool = True, autocommit: bool = F
         pool = {"poolclass": NullPool}
     elif url.startswith("sqlite") and autocommit:
         # Reads run inline (`InlineSQLiteConnection`): an idle connection's thread costs nothing,
-        # and a read request holds its connection while its audit entry is committed, so as many
-        # as PostgreSQL's pool lets concurrent reads share one audit batch.
+        # and a read request holds its connection while its audit entry is committed, so the
+        # pool's size is how many concurrent reads can share one audit batch.
         pool = {"pool_size": settings.pool_size, "max_overflow": 0}
     elif url.startswith("sqlite"):
         # Writers: one at a time holds the write lock (`SQLiteWriteGate`), so more connections would

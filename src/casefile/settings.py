@@ -157,8 +157,7 @@ class Settings(BaseSettings):
     def pool_size(self) -> int:
         """`db_pool_size`, or its default for the database. Measured at 16 concurrent reads
         (bench/README.md, "the pool stopped churning"): PostgreSQL answered 5-19 % more with 20
-        connections than with 10; SQLite's inline reads 3-7 % fewer (more reads in flight on the
-        one event loop, none of them waiting on a server)."""
+        connections than with 10; SQLite's inline reads 3-7 % fewer."""
         if self.db_pool_size is not None:
             return self.db_pool_size
         return SQLITE_READ_POOL_SIZE if self.is_sqlite else POSTGRES_POOL_SIZE

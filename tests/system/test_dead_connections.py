@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import pytest
@@ -36,13 +37,17 @@ async def _kill_backends(url: str, pids: list[int] | None = None) -> int:
         await conn.close()
 
 
-@pytest.fixture
-async def postgres(database: tuple[Path, str | None]) -> AsyncIterator[tuple[Database, str]]:
-    """The service's engines on a fresh PostgreSQL database, and its URL."""
+def _engines(database: tuple[Path, str | None], **settings: Any) -> tuple[Database, str]:
+    """The service's engines on the test's fresh PostgreSQL database, and its URL."""
     data_dir, url = database
     if url is None:
         pytest.skip("SQLite has no connections to lose")
-    db = Database(make_settings(data_dir, url))
+    return Database(make_settings(data_dir, url, **settings)), url
+
+
+@pytest.fixture
+async def postgres(database: tuple[Path, str | None]) -> AsyncIterator[tuple[Database, str]]:
+    db, url = _engines(database)
     try:
         yield db, url
     finally:
@@ -71,10 +76,7 @@ async def test_a_later_statement_on_a_dead_connection_fails(postgres: tuple[Data
 async def test_a_load_above_the_pool_reuses_its_connections(database: tuple[Path, str | None]) -> None:
     """More concurrent transactions than the pool holds, twice: they share the pool's connections
     (the same server backends both times), none is opened for a moment and closed again."""
-    data_dir, url = database
-    if url is None:
-        pytest.skip("SQLite has no connections to lose")
-    db = Database(make_settings(data_dir, url, db_pool_size=4))
+    db, _url = _engines(database, db_pool_size=4)
 
     async def backend() -> int:
         async with db.transaction(write=False) as session:
