@@ -373,7 +373,7 @@ async def get_or_404(
 
 def is_write_session(session: AsyncSession) -> bool:
     """Whether the session's transaction may write: a request with an unsafe method sets
-    `info["write"]` (see `auth.dependencies.get_session`); any other session is a writer's."""
+    `info["write"]` (see `request_scope.get_session`); any other session is a writer's."""
     return bool(session.info.get("write", True))
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from casefile.documents.sniff import HEAD_BYTES
+from casefile.storage.sniff import HEAD_BYTES
 from tests.support import plain
 from tests.support.assertions import api_error, auth_error, details, ok
 from tests.support.factories import TEXT, new_case, upload

@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from sqlalchemy import update
 
-from casefile.runtime import Runtime
+from casefile.models import Delivery
 from casefile.settings import Settings
+from casefile.startup import start_runtime
 from casefile.webhooks import delivery as engine
 from casefile.webhooks.delivery import Claim, Outcome
-from casefile.webhooks.models import Delivery
 from casefile.webhooks.ssrf import GuardedTransport
 from casefile.webhooks.worker import HttpClients, OutcomeRecorder
 from tests.support.assertions import ok
@@ -60,7 +60,7 @@ def test_a_stale_outcome_recorded_in_a_batch_changes_nothing(server: Api) -> Non
             ok(admin.post("/cases", json={"title": title}), 201)
 
     async def scenario() -> tuple[str, str]:
-        runtime = Runtime.start(server.settings)
+        runtime = start_runtime(server.settings)
         try:
             async with runtime.db.transaction() as session:
                 first, other = await engine.claim_due(session, runtime, limit=2)
@@ -127,7 +127,7 @@ def test_a_batch_of_every_kind_of_outcome_is_recorded_in_one_go(server: Api) -> 
     )
 
     async def scenario() -> list[str]:
-        runtime = Runtime.start(server.settings)
+        runtime = start_runtime(server.settings)
         try:
             async with runtime.db.transaction() as session:
                 claims = await engine.claim_due(session, runtime, limit=5)

@@ -17,13 +17,11 @@ from typing import Any
 from sqlalchemy import exists, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from casefile.ai.models import AiJob
-from casefile.cases.models import Case
 from casefile.clock import utcnow
 from casefile.db import after_commit
-from casefile.documents.models import Document, not_trashed
 from casefile.events import catalogue
 from casefile.events.outbox import emit
+from casefile.models import AiJob, Case, Document, document_not_trashed
 from casefile.runtime import Runtime
 from casefile.worker.lease import LeaseClaim, backoff_seconds
 
@@ -183,7 +181,9 @@ async def has_processed_documents(session: AsyncSession, case_id: str) -> bool:
         await session.scalar(
             select(
                 exists().where(
-                    Document.case_id == case_id, Document.processing_status == "completed", not_trashed()
+                    Document.case_id == case_id,
+                    Document.processing_status == "completed",
+                    document_not_trashed(),
                 )
             )
         )
@@ -194,7 +194,7 @@ async def processed_documents(session: AsyncSession, case_id: str) -> list[tuple
     """(id, title, ai) of the case's processed documents, oldest first: a case summary's input."""
     rows = await session.execute(
         select(Document.id, Document.title, Document.ai)
-        .where(Document.case_id == case_id, Document.processing_status == "completed", not_trashed())
+        .where(Document.case_id == case_id, Document.processing_status == "completed", document_not_trashed())
         .order_by(Document.uploaded_at, Document.id)
     )
     return [(row.id, row.title, row.ai) for row in rows if row.ai]

@@ -27,13 +27,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.ai import jobs, pool_process
 from casefile.ai.jobs import JobClaim
-from casefile.ai.models import AiJob
-from casefile.cases.models import Case
 from casefile.clock import format_timestamp, utcnow
 from casefile.config.service import load as load_config
-from casefile.documents.models import Document
 from casefile.events import catalogue
 from casefile.events.outbox import emit
+from casefile.models import AiJob, Case, Document
 from casefile.nlp.types import NoExtractableText, ProcessingFailed, TextPassage, Vectors
 from casefile.runtime import Runtime
 

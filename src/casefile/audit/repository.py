@@ -11,8 +11,8 @@ from sqlalchemy import ColumnElement, Table, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from casefile.audit.chain import GENESIS_HASH
-from casefile.audit.models import AuditChainHead, AuditEntry
 from casefile.listing import CursorQuery, fetch_after
+from casefile.models import AuditChainHead, AuditEntry
 
 HEAD_ID = 1
 VERIFY_BATCH = 1000

@@ -7,18 +7,19 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
 from casefile import envelope
+from casefile.access.dependencies import CaseInPath, CasesDelete, CasesRead, CasesWrite, CaseToWrite
+from casefile.access.matter import Level, access_settings_case, case_for
+from casefile.access.visibility import IdOnlyOut
 from casefile.audit import service as audit
 from casefile.audit.dependencies import AuditPage, CaseTrailFilters
 from casefile.audit.schemas import AuditEntryOut
-from casefile.auth.dependencies import CurrentPrincipal, RuntimeDep, SessionDep
-from casefile.auth.visibility import IdOnlyOut
+from casefile.auth.dependencies import CurrentPrincipal
 from casefile.cases import service
-from casefile.cases.access import Level, access_settings_case, case_for
-from casefile.cases.dependencies import CaseInPath, CasesDelete, CasesRead, CasesWrite, CaseToWrite
 from casefile.cases.repository import CASE_LIST
 from casefile.cases.schemas import AssigneeAdd, CaseAccessBody, CaseCreate, CaseOut, CaseUpdate
 from casefile.envelope import CursorPageEnvelope, DeletedOut, Envelope, PageEnvelope
 from casefile.listing import ListQuery, fields_query, list_query, project
+from casefile.request_scope import RuntimeDep, SessionDep
 
 router = APIRouter(prefix="/cases", tags=["cases"])
 
@@ -26,7 +27,7 @@ CaseListQuery = Annotated[ListQuery, Depends(list_query(CASE_LIST))]
 CaseFields = Annotated[list[str] | None, Depends(fields_query(CASE_LIST.output_fields))]
 
 # A handler with a body or a query string loads its path's row itself: see auth.dependencies.
-# Every case is loaded through cases/access.py: one the caller may not see is 404.
+# Every case is loaded through access/matter.py: one the caller may not see is 404.
 
 
 @router.get("", response_model=PageEnvelope[CaseOut])

@@ -12,10 +12,10 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
+from casefile.access.holds import ensure_no_hold
+from casefile.access.matter import Level, require_level, visible_to
 from casefile.auth.permissions import Principal
 from casefile.cases import repository
-from casefile.cases.access import Level, require_level, visible_to
-from casefile.cases.models import Case, CaseAssignee, CaseGrant, CaseWall
 from casefile.cases.repository import CASE_LIST
 from casefile.cases.schemas import (
     CASE_NUMBER_TAKEN,
@@ -32,10 +32,8 @@ from casefile.documents import service as documents_service
 from casefile.errors import ErrorDetail, InvalidStatusTransition, NotFound, ValidationFailed
 from casefile.events import catalogue
 from casefile.events.outbox import emit
-from casefile.groups.models import Group
-from casefile.holds.repository import ensure_no_hold
 from casefile.listing import ListQuery, Page, fetch_page
-from casefile.users.models import User
+from casefile.models import Case, CaseAssignee, CaseGrant, CaseWall, Group, User
 
 AUTO_NUMBER_ATTEMPTS = 5
 

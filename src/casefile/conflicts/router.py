@@ -6,12 +6,12 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
 from casefile import envelope
-from casefile.auth.dependencies import SessionDep
 from casefile.conflicts import service
 from casefile.conflicts.dependencies import ConflictsRead
 from casefile.conflicts.schemas import ConflictCheckCreate, ConflictCheckOut
 from casefile.envelope import Envelope, PageEnvelope
 from casefile.listing import ListQuery, fields_query, list_query, project
+from casefile.request_scope import SessionDep
 
 router = APIRouter(prefix="/conflict-checks", tags=["conflict checks"])
 

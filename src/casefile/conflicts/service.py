@@ -22,17 +22,15 @@ from rapidfuzz import fuzz, process
 from sqlalchemy import ColumnElement, String, cast, func, literal_column, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile.access.matter import Level, case_for, visible_case_ids, visible_to
 from casefile.auth.permissions import Principal
-from casefile.cases.access import Level, case_for, visible_case_ids, visible_to
-from casefile.cases.models import Case
-from casefile.conflicts.models import ConflictCheck
 from casefile.conflicts.schemas import ConflictCheckOut
-from casefile.contacts.models import ContactName, Party
 from casefile.db import dialect_name, get_or_404
 from casefile.errors import NotFound
 from casefile.events import catalogue
 from casefile.events.outbox import emit
 from casefile.listing import ListQuery, ListSpec, Page, fetch_page
+from casefile.models import Case, ConflictCheck, ContactName, Party
 from casefile.nlp.name_keys import name_key
 
 SCORE_CUTOFF = 85  # of 100: "Jon Smith" and "John Smith" (95) match, "Smith" and "Smyth" (80) not

@@ -6,15 +6,15 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
 from casefile import envelope
-from casefile.auth.dependencies import SessionDep
-from casefile.auth.visibility import IdOnlyOut
-from casefile.cases.dependencies import CasesRead, CasesWrite
+from casefile.access.dependencies import CasesRead, CasesWrite
+from casefile.access.visibility import IdOnlyOut
 from casefile.contacts import repository, service
 from casefile.contacts.dependencies import ContactInPath, ContactsDelete, ContactsRead, ContactsWrite
 from casefile.contacts.repository import CONTACT_LIST, PARTY_LIST
 from casefile.contacts.schemas import ContactCreate, ContactOut, ContactUpdate, PartyCreate, PartyOut
 from casefile.envelope import DeletedOut, Envelope, PageEnvelope
 from casefile.listing import ListQuery, fields_query, list_query, project
+from casefile.request_scope import SessionDep
 
 router = APIRouter(tags=["contacts"])
 

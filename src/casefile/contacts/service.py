@@ -9,19 +9,18 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile.access.matter import Level, case_for
 from casefile.auth.permissions import Principal
-from casefile.cases.access import Level, case_for
-from casefile.cases.models import Case
 from casefile.clock import new_id, utcnow
 from casefile.conflicts import service as conflicts
 from casefile.contacts import repository
-from casefile.contacts.models import Contact, Party
 from casefile.contacts.repository import CONTACT_LIST, PARTY_LIST
 from casefile.contacts.schemas import NAME_REQUIRED, ContactCreate, ContactUpdate, PartyCreate
 from casefile.errors import Conflict, NotFound, ValidationFailed
 from casefile.events import catalogue
 from casefile.events.outbox import emit
 from casefile.listing import ListQuery, Page, fetch_page
+from casefile.models import Case, Contact, Party
 from casefile.nlp.name_keys import has_legal_form, name_key
 
 

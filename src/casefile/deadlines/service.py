@@ -12,11 +12,9 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.auth.permissions import Principal
-from casefile.cases.models import Case
 from casefile.clock import utcnow
 from casefile.db import get_or_404
 from casefile.deadlines.counting import Computed, CourtCalendar, compute
-from casefile.deadlines.models import Deadline, DeadlineRuleSet
 from casefile.deadlines.rulesets import RuleSetDefinition, shipped_rule_sets
 from casefile.deadlines.schemas import (
     ComputedDeadlineOut,
@@ -29,7 +27,7 @@ from casefile.errors import Conflict, NotFound, ValidationFailed
 from casefile.events import catalogue
 from casefile.events.outbox import emit
 from casefile.listing import ListQuery, ListSpec, Page, fetch_page
-from casefile.tasks.models import Task
+from casefile.models import Case, Deadline, DeadlineRuleSet, Task
 from casefile.tasks.service import check_assignee, set_due
 
 DEADLINE_PRIORITY = "high"  # a missed court deadline is rarely a small matter

@@ -7,25 +7,25 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from casefile import envelope
-from casefile.audit import service as audit
-from casefile.auth.dependencies import RuntimeDep, SessionDep
-from casefile.auth.visibility import IdOnlyOut
-from casefile.cases.access import Level, case_for
-from casefile.cases.dependencies import CaseToWrite
-from casefile.documents import service
-from casefile.documents.dependencies import (
+from casefile.access.dependencies import (
+    CaseToWrite,
     DocumentInPath,
     DocumentsDelete,
     DocumentsRead,
     DocumentsWrite,
 )
-from casefile.documents.models import Document
+from casefile.access.matter import Level, case_for, document_for
+from casefile.access.visibility import IdOnlyOut
+from casefile.audit import service as audit
+from casefile.documents import service
 from casefile.documents.schemas import DocumentOut, DocumentUpdate
-from casefile.documents.sniff import SUPPORTED_TYPES
 from casefile.envelope import DeletedOut, Envelope, PageEnvelope
 from casefile.errors import RangeNotSatisfiable
 from casefile.listing import ListQuery, fields_query, list_query, project
+from casefile.models import Document
+from casefile.request_scope import RuntimeDep, SessionDep
 from casefile.routing import streams_its_body
+from casefile.storage.sniff import SUPPORTED_TYPES
 
 router = APIRouter(tags=["documents"])
 
@@ -227,6 +227,6 @@ async def update_document(
     document_id: str, body: DocumentUpdate, principal: DocumentsWrite, session: SessionDep
 ) -> JSONResponse:
     """Update title, document_type, tags or description (any subset). Emits `document.updated`."""
-    document = await service.document_for(session, principal, document_id, Level.WRITE)
+    document = await document_for(session, principal, document_id, Level.WRITE)
     updated = await service.update_document(session, principal, document, body)
     return envelope.ok(DocumentOut.dump_for(updated, principal))

@@ -20,14 +20,13 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, exists, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile.access.holds import ensure_no_hold
+from casefile.access.matter import Level, case_for, document_for
 from casefile.ai import jobs as ai_jobs
 from casefile.auth.permissions import Principal
-from casefile.cases.access import CaseNotVisible, Level, case_for
-from casefile.cases.models import Case
 from casefile.clock import utcnow
 from casefile.config.service import load as load_config
-from casefile.db import after_commit, commit_early, dialect_insert, dialect_name, get_or_404
-from casefile.documents.models import Blob, Document, not_trashed
+from casefile.db import after_commit, commit_early, dialect_insert, dialect_name
 from casefile.documents.schemas import (
     PROCESSING_STATUSES,
     TITLE_REQUIRED,
@@ -35,15 +34,15 @@ from casefile.documents.schemas import (
     DocumentUpdate,
     UploadForm,
 )
-from casefile.documents.sniff import detect
 from casefile.documents.upload import FILE_FIELD, receive_upload
-from casefile.errors import NotFound, UnsupportedMediaType, ValidationFailed
+from casefile.errors import UnsupportedMediaType, ValidationFailed
 from casefile.events import catalogue
 from casefile.events.outbox import emit
-from casefile.holds.repository import ensure_no_hold
 from casefile.listing import ListQuery, ListSpec, Page, any_of_ignoring_case, fetch_page
+from casefile.models import Blob, Case, Document, document_not_trashed
 from casefile.runtime import Runtime
 from casefile.storage import content_removal_allowed
+from casefile.storage.sniff import detect
 
 
 async def _search_documents(session: AsyncSession, words: list[str]) -> ColumnElement[bool]:
@@ -90,35 +89,8 @@ def safe_file_name(name: str) -> str:
     return name[:255] or "document"
 
 
-async def get_document(session: AsyncSession, document_id: str) -> Document:
-    """The document, or 404 when it does not exist or is in the trash (with its case or alone)."""
-    document = await get_or_404(session, Document, document_id, "Document not found")
-    if document.deleted_at is not None:
-        raise NotFound("Document not found")
-    return document
-
-
-async def document_for(
-    session: AsyncSession, principal: Principal, document_id: str, level: Level = Level.READ
-) -> Document:
-    """The document if the caller may see its case (else 404, exactly as for a document that
-    does not exist) with `level` on it (else 403).
-
-    In a write transaction the case's row is locked before the document's (as `case_for` and
-    `get_document` lock them): the one order every path that locks both takes (deleting or
-    purging a case or a document, placing a hold), so that none deadlock."""
-    case_id = await session.scalar(select(Document.case_id).where(Document.id == document_id))
-    if case_id is None:  # a document never changes case, so this unlocked read is safe
-        raise NotFound("Document not found")
-    try:
-        await case_for(session, principal, case_id, level)
-    except CaseNotVisible as exc:
-        raise CaseNotVisible(case_id, "Document not found") from exc
-    return await get_document(session, document_id)
-
-
 async def list_documents(session: AsyncSession, case: Case, query: ListQuery) -> Page[Document]:
-    conditions = [Document.case_id == case.id, not_trashed()]
+    conditions = [Document.case_id == case.id, document_not_trashed()]
     return await fetch_page(session, DOCUMENT_LIST, query, conditions=conditions)
 
 
@@ -303,5 +275,5 @@ async def documents_of_case(
 ) -> list[Document]:
     statement = select(Document).where(Document.case_id == case_id)
     if not include_trashed:
-        statement = statement.where(not_trashed())
+        statement = statement.where(document_not_trashed())
     return list(await session.scalars(statement))

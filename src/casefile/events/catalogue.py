@@ -11,17 +11,20 @@ from typing import TYPE_CHECKING, Any
 from casefile.clock import format_timestamp, utcnow
 
 if TYPE_CHECKING:
-    from casefile.ai.models import AiJob
-    from casefile.cases.models import Case
-    from casefile.conflicts.models import ConflictCheck
-    from casefile.contacts.models import Contact, Party
-    from casefile.deadlines.models import Deadline
-    from casefile.documents.models import Document
-    from casefile.groups.models import Group
-    from casefile.holds.models import LegalHold
-    from casefile.notes.models import Note
-    from casefile.tasks.models import Task
-    from casefile.users.models import User
+    from casefile.models import (
+        AiJob,
+        Case,
+        ConflictCheck,
+        Contact,
+        Deadline,
+        Document,
+        Group,
+        LegalHold,
+        Note,
+        Party,
+        Task,
+        User,
+    )
 
 EVENT_NAMES: tuple[str, ...] = (
     "case.created",

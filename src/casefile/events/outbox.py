@@ -21,8 +21,7 @@ from casefile.audit.service import record_event
 from casefile.clock import new_id, utcnow
 from casefile.db import after_commit, before_commit, transaction_state
 from casefile.events.catalogue import EVENT_NAMES, subscribes
-from casefile.events.models import Event
-from casefile.webhooks.models import Delivery, Webhook
+from casefile.models import Delivery, Event, Webhook
 from casefile.worker.wakeup import Wakeup, notify_in_transaction
 
 _PENDING = "outbox_pending"

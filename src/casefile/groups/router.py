@@ -6,12 +6,13 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
 from casefile import envelope
-from casefile.auth.dependencies import AdminPrincipal, SessionDep, in_path
+from casefile.auth.dependencies import AdminPrincipal
 from casefile.envelope import DeletedOut, Envelope, PageEnvelope
 from casefile.groups import service
-from casefile.groups.models import Group
 from casefile.groups.schemas import GroupCreate, GroupMembers, GroupOut, GroupUpdate
 from casefile.listing import ListQuery, list_query
+from casefile.models import Group
+from casefile.request_scope import SessionDep, in_path
 
 # Mounted under /admin, whose router already demands an administrator's access token.
 router = APIRouter(prefix="/groups", tags=["groups"])

@@ -1,5 +1,5 @@
 """Groups of users: names unique regardless of case, a member list replaced as a whole. A group
-is granted access to cases, or walled off from them, as one (cases/access.py)."""
+is granted access to cases, or walled off from them, as one (access/matter.py)."""
 
 from __future__ import annotations
 
@@ -8,16 +8,14 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.auth.permissions import Principal
-from casefile.cases.models import CaseGrant, CaseWall
 from casefile.clock import utcnow
 from casefile.db import get_or_404
 from casefile.errors import ErrorDetail, ValidationFailed
 from casefile.events import catalogue
 from casefile.events.outbox import emit
-from casefile.groups.models import Group, GroupMember
 from casefile.groups.schemas import GroupCreate, GroupOut, GroupUpdate
 from casefile.listing import ListQuery, ListSpec, Page, fetch_page
-from casefile.users.models import User
+from casefile.models import CaseGrant, CaseWall, Group, GroupMember, User
 
 NAME_TAKEN = "A group with this name already exists"
 

@@ -6,12 +6,13 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
 from casefile import envelope
-from casefile.auth.dependencies import AdminPrincipal, SessionDep
-from casefile.cases.dependencies import CasesRead, CasesWrite
+from casefile.access.dependencies import CasesRead, CasesWrite
+from casefile.auth.dependencies import AdminPrincipal
 from casefile.envelope import Envelope, PageEnvelope
 from casefile.holds import service
 from casefile.holds.schemas import HOLD_LIST, HoldCreate, HoldOut
 from casefile.listing import ListQuery, list_query
+from casefile.request_scope import SessionDep
 
 router = APIRouter(tags=["legal holds"])
 

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from casefile.holds.models import LegalHold
 from casefile.listing import ListSpec
+from casefile.models import LegalHold
 from casefile.schemas import InModel, OutModel, Timestamp
 
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile.access.matter import Level, case_for
 from casefile.auth.permissions import Principal
-from casefile.cases.access import Level, case_for
 from casefile.clock import utcnow
 from casefile.db import get_or_404
 from casefile.events import catalogue
 from casefile.events.outbox import emit
-from casefile.holds.models import LegalHold
 from casefile.holds.schemas import HOLD_LIST, HoldCreate
 from casefile.listing import ListQuery, Page, fetch_page
+from casefile.models import LegalHold
 
 
 async def place_hold(session: AsyncSession, actor: Principal, case_id: str, body: HoldCreate) -> LegalHold:

@@ -6,14 +6,15 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
 from casefile import envelope
-from casefile.auth.dependencies import CurrentPrincipal, SessionDep
-from casefile.cases.dependencies import CasesRead, CasesWrite
+from casefile.access.dependencies import CasesRead, CasesWrite
+from casefile.auth.dependencies import CurrentPrincipal
 from casefile.contacts.dependencies import ContactsRead, ContactsWrite
 from casefile.contacts.repository import get_contact
 from casefile.envelope import DeletedOut, Envelope, PageEnvelope
 from casefile.listing import ListQuery, fields_query, list_query, project
 from casefile.notes import service
 from casefile.notes.schemas import NoteCreate, NoteOut, NoteUpdate, NoteVersionOut
+from casefile.request_scope import SessionDep
 
 router = APIRouter(tags=["notes"])
 

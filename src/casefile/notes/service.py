@@ -12,16 +12,15 @@ from typing import Any, Literal
 from sqlalchemy import ColumnElement, and_, func
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile.access.matter import Level, case_for, require_level
 from casefile.auth.permissions import Permission, Principal
-from casefile.cases.access import Level, case_for, require_level
 from casefile.clock import utcnow
-from casefile.contacts.models import Contact
 from casefile.db import get_or_404
 from casefile.errors import ValidationFailed, permission_missing
 from casefile.events import catalogue
 from casefile.events.outbox import emit
 from casefile.listing import ListQuery, ListSpec, Page, fetch_page
-from casefile.notes.models import Note, NoteVersion
+from casefile.models import Contact, Note, NoteVersion
 from casefile.notes.schemas import BODY_REQUIRED, FORMATS, NoteCreate, NoteOut, NoteUpdate, NoteVersionOut
 
 Action = Literal["read", "write", "delete"]
@@ -132,7 +131,7 @@ async def note_for(session: AsyncSession, principal: Principal, note_id: str, ac
         return note
     # A note on a case the caller may not see does not exist for them; then the permission, then
     # the right on the case a change needs (the order of every case path).
-    case = await case_for(session, principal, note.case_id)
+    case = await case_for(session, principal, note.case_id, not_found="Note not found")
     needed = _CASE_PERMISSIONS[action]
     if not principal.can(needed):
         raise permission_missing(needed)

@@ -6,13 +6,13 @@ from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
 from casefile import envelope
+from casefile.access.dependencies import CasesRead, DocumentsRead
+from casefile.access.matter import case_for
 from casefile.audit import service as audit
-from casefile.auth.dependencies import CurrentPrincipal, RuntimeDep, SessionDep
-from casefile.cases.access import case_for
-from casefile.cases.dependencies import CasesRead
-from casefile.documents.dependencies import DocumentsRead
+from casefile.auth.dependencies import CurrentPrincipal
 from casefile.envelope import Envelope, PageEnvelope
 from casefile.listing import DEFAULT_LIMIT, MAX_LIMIT, MAX_PAGE
+from casefile.request_scope import RuntimeDep, SessionDep
 from casefile.search import service
 from casefile.search.schemas import MAX_QUERY_LENGTH, AskOut, AskRequest, SearchHit
 

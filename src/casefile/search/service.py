@@ -31,11 +31,11 @@ import numpy.typing as npt
 from sqlalchemy import ColumnElement
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile.access.matter import visible_to
 from casefile.auth.permissions import Permission, Principal
-from casefile.cases.access import visible_to
-from casefile.cases.models import Case
 from casefile.errors import ValidationFailed, permission_missing
 from casefile.listing import MAX_SEARCH_WORDS
+from casefile.models import Case
 from casefile.nlp.answers import answer_adjustment, asked_kinds
 from casefile.nlp.sentences import Span, split_sentences
 from casefile.nlp.types import Page

@@ -6,12 +6,13 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
 from casefile import envelope
-from casefile.auth.dependencies import AdminPrincipal, RuntimeDep, SessionDep
-from casefile.cases.models import Case
+from casefile.auth.dependencies import AdminPrincipal
 from casefile.cases.schemas import CaseOut
 from casefile.documents.schemas import DocumentOut
 from casefile.envelope import DeletedOut, Envelope, PageEnvelope
 from casefile.listing import ListQuery, list_query
+from casefile.models import Case
+from casefile.request_scope import RuntimeDep, SessionDep
 from casefile.trash import service
 from casefile.trash.schemas import TRASH_LIST, TrashItemOut
 

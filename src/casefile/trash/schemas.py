@@ -5,8 +5,8 @@ from typing import Any, Literal
 
 from casefile.clock import format_timestamp
 from casefile.listing import ListSpec
+from casefile.models import TrashItem
 from casefile.schemas import OutModel, Timestamp
-from casefile.trash.models import TrashItem
 
 RESOURCE_TYPES = ("case", "document")
 

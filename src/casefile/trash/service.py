@@ -14,20 +14,18 @@ from datetime import timedelta
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile.access.holds import ensure_no_hold, lock_case
 from casefile.auth.permissions import Principal
-from casefile.cases.models import Case
 from casefile.clock import utcnow
 from casefile.config.service import load as load_config
 from casefile.db import is_write_session
 from casefile.documents import service as documents_service
-from casefile.documents.models import Document
 from casefile.errors import Conflict, LegalHoldActive, NotFound
 from casefile.events import catalogue
 from casefile.events.outbox import emit
-from casefile.holds.repository import ensure_no_hold, lock_case
 from casefile.listing import ListQuery, Page, fetch_page
+from casefile.models import Case, Document, TrashItem
 from casefile.runtime import Runtime
-from casefile.trash.models import TrashItem
 from casefile.trash.schemas import TRASH_LIST
 
 log = logging.getLogger(__name__)

@@ -6,10 +6,11 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
 from casefile import envelope
-from casefile.auth.dependencies import RuntimeDep, SessionDep, UserPrincipal
-from casefile.auth.visibility import IdOnlyOut
+from casefile.access.visibility import IdOnlyOut
+from casefile.auth.dependencies import UserPrincipal
 from casefile.envelope import DeletedOut, Envelope, PageEnvelope
 from casefile.listing import ListQuery, list_query
+from casefile.request_scope import RuntimeDep, SessionDep
 from casefile.users import repository, service
 from casefile.users.dependencies import UserInPath, UsersDelete, UsersRead, UsersWrite
 from casefile.users.schemas import UserCreate, UserOut, UserUpdate

@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from casefile.audit import service as audit
 from casefile.auth import passwords
 from casefile.auth.permissions import Principal
+from casefile.auth.repository import find_user_by_email
 from casefile.auth.service import revoke_user_sessions
 from casefile.clock import utcnow
 from casefile.db import lock_for_transaction
@@ -19,9 +20,8 @@ from casefile.errors import Conflict, ValidationFailed, admin_token_needed_for
 from casefile.events import catalogue
 from casefile.events.outbox import emit
 from casefile.listing import ListQuery, ListSpec, Page, fetch_page
+from casefile.models import User
 from casefile.runtime import Runtime
-from casefile.users.models import User
-from casefile.users.repository import find_user_by_email
 from casefile.users.schemas import UserCreate, UserOut, UserUpdate
 
 log = logging.getLogger(__name__)
@@ -142,7 +142,7 @@ async def update_user(
 
 
 # A case's grants and walls name a user or a group, so no foreign key removes them with the user:
-# these tables as this lower layer sees them (the rules live in cases/access.py).
+# these tables as this lower layer sees them (the rules live in access/matter.py).
 _CASE_ACCESS_TABLES = [
     table(name, column("subject_type"), column("subject_id")) for name in ("case_grants", "case_walls")
 ]

@@ -43,10 +43,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from casefile import __version__
 from casefile.clock import format_timestamp, new_id, utcnow
 from casefile.db import UTCDateTime
-from casefile.events.models import Event
+from casefile.models import Delivery, DeliveryAttempt, Event, Webhook
 from casefile.runtime import Runtime
 from casefile.secretbox import SecretBox
-from casefile.webhooks.models import Delivery, DeliveryAttempt, Webhook
 from casefile.webhooks.signing import signature_headers
 from casefile.webhooks.ssrf import ForbiddenAddress, GuardedTransport
 from casefile.worker.lease import LeaseClaim, backoff_seconds, leased_terms

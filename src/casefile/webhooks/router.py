@@ -6,9 +6,10 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
 from casefile import envelope
-from casefile.auth.dependencies import AdminPrincipal, RuntimeDep, SessionDep
+from casefile.auth.dependencies import AdminPrincipal
 from casefile.envelope import DeletedOut, Envelope, PageEnvelope
 from casefile.listing import ListQuery, list_query
+from casefile.request_scope import RuntimeDep, SessionDep
 from casefile.webhooks import service
 from casefile.webhooks.dependencies import DeliveryInPath, WebhookInPath
 from casefile.webhooks.schemas import (

@@ -16,21 +16,20 @@ from sqlalchemy.orm import selectinload
 from casefile.audit import service as audit
 from casefile.auth.permissions import Principal
 from casefile.clock import utcnow
+from casefile.config.schemas import RetryPolicy
 from casefile.config.service import load as load_config
 from casefile.db import commit_early, get_or_404
 from casefile.error_handlers import validation_details
 from casefile.errors import Conflict, ErrorDetail, ValidationFailed
-from casefile.events.models import Event
 from casefile.events.outbox import announce_deliveries
 from casefile.listing import ListQuery, ListSpec, Page, fetch_page
+from casefile.models import DELIVERY_STATUSES, Delivery, Event, Webhook
 from casefile.runtime import Runtime
 from casefile.webhooks import delivery as engine
-from casefile.webhooks.models import DELIVERY_STATUSES, Delivery, Webhook
 from casefile.webhooks.schemas import (
     AttemptOut,
     DeliveryDetail,
     DeliveryOut,
-    RetryPolicy,
     RotateSecret,
     TestDelivery,
     WebhookCreate,

@@ -5,9 +5,8 @@ from __future__ import annotations
 from sqlalchemy import exists, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from casefile.cases.models import Case
 from casefile.errors import LegalHoldActive
-from casefile.holds.models import LegalHold
+from casefile.models import Case, LegalHold
 
 
 async def has_active_hold(session: AsyncSession, case_id: str) -> bool:
