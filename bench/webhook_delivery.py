@@ -595,7 +595,7 @@ def print_table(result: dict[str, Any]) -> None:
 
 
 def fake_case_data(i: int) -> dict[str, Any]:
-    """The shape of `casefile.events.catalogue.case_created`."""
+    """The shape of `casefile.events.payloads.case_created`."""
     from casefile.clock import format_timestamp, new_id, utcnow
 
     return {

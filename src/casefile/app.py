@@ -27,7 +27,7 @@ from casefile.deadlines.router import router as deadlines_router
 from casefile.deadlines.rulesets import shipped_rule_sets
 from casefile.documents.router import router as documents_router
 from casefile.documents.service import collect_orphaned_content
-from casefile.errors import Forbidden
+from casefile.errors import Forbidden, NotReady
 from casefile.holds.router import router as holds_router
 from casefile.input_rules import refuse_nul_in_parameters
 from casefile.metrics import Metrics, RequestMetricsMiddleware
@@ -185,16 +185,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         try:
             async with runtime.db.transaction(write=False) as session:
                 await session.execute(text("SELECT 1"))
-        except Exception:
+        except Exception as error:
             log.exception("readiness check failed")
-            return JSONResponse(
-                {
-                    "success": False,
-                    "error": {"code": "NOT_READY", "message": "The database does not answer"},
-                    "meta": envelope.meta(),
-                },
-                status_code=503,
-            )
+            raise NotReady("The database does not answer") from error
         return envelope.ok({"status": "ready"})
 
     include_api(app)

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from enum import IntEnum
 from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import ColumnElement, Select, and_, bindparam, false, or_, select, true
+from sqlalchemy import ColumnElement, Select, and_, bindparam, delete, false, or_, select, true
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute, joinedload
 
@@ -231,6 +231,15 @@ async def visible_case_ids(session: AsyncSession, principal: Principal, case_ids
         return set()
     rows = await session.scalars(select(Case.id).where(Case.id.in_(sorted(wanted)), visible_to(principal)))
     return set(rows)
+
+
+async def remove_subject(session: AsyncSession, subject_type: str, subject_id: str) -> None:
+    """Remove every grant and wall that names a user or group being deleted: they name it by
+    type and id, so no foreign key removes them with it."""
+    for model in (CaseGrant, CaseWall):
+        await session.execute(
+            delete(model).where(model.subject_type == subject_type, model.subject_id == subject_id)
+        )
 
 
 async def access_settings_case(session: AsyncSession, principal: Principal, case_id: str) -> Case:

@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.clock import utcnow
 from casefile.db import after_commit
-from casefile.events import catalogue
+from casefile.events import payloads
 from casefile.events.outbox import emit
 from casefile.models import AiJob, Case, Document, document_not_trashed
 from casefile.runtime import Runtime
@@ -115,7 +115,7 @@ async def _start(session: AsyncSession, job: AiJob) -> None:
         document = await session.get(Document, job.document_id)
         if document is not None:
             document.processing_status = "processing"
-    await emit(session, "ai.processing_started", catalogue.ai_processing_started(job))
+    await emit(session, "ai.processing_started", payloads.ai_processing_started(job))
 
 
 async def holding(session: AsyncSession, claim: JobClaim) -> AiJob | None:
@@ -153,7 +153,7 @@ async def fail(session: AsyncSession, job: AiJob, reason: str, *, retry: bool) -
     await emit(
         session,
         "ai.processing_failed",
-        catalogue.ai_processing_failed(job, reason=reason, will_retry=will_retry),
+        payloads.ai_processing_failed(job, reason=reason, will_retry=will_retry),
     )
     job.last_error, job.lease_expires_at, job.updated_at = reason, None, now
     if will_retry:

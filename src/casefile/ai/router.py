@@ -15,6 +15,7 @@ from casefile.access.dependencies import (
 )
 from casefile.access.matter import case_for
 from casefile.ai import service
+from casefile.ai.repository import JOB_LIST
 from casefile.ai.schemas import JobOut, JobStatusOut, ReprocessOut
 from casefile.auth.dependencies import AdminPrincipal
 from casefile.envelope import Envelope, PageEnvelope
@@ -51,7 +52,7 @@ async def summarize_case(
     return _accepted(await service.summarize_case(session, runtime, principal, case))
 
 
-JobListQuery = Annotated[ListQuery, Depends(list_query(service.JOB_LIST))]
+JobListQuery = Annotated[ListQuery, Depends(list_query(JOB_LIST))]
 
 
 @router.get("/jobs/{job_id}", response_model=Envelope[JobStatusOut])

@@ -7,12 +7,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.access.matter import not_trashed, row_in_case
 from casefile.ai import jobs
-from casefile.ai.schemas import JobStatusOut
+from casefile.ai.repository import JOB_LIST
 from casefile.auth.permissions import Principal
 from casefile.config.service import load as load_config
 from casefile.errors import Conflict
-from casefile.listing import ListQuery, ListSpec, Page, fetch_page
-from casefile.models import JOB_KINDS, JOB_STATUSES, AiJob, Case, Document, document_not_trashed
+from casefile.listing import ListQuery, Page, fetch_page
+from casefile.models import AiJob, Case, Document, document_not_trashed
 from casefile.runtime import Runtime
 
 
@@ -77,17 +77,6 @@ async def reprocess(
     await session.flush()
     left = await session.scalar(select(func.count()).select_from(matching.subquery()))
     return len(documents), left or 0
-
-
-JOB_LIST = ListSpec(
-    model=AiJob,
-    sortable={"created_at": AiJob.created_at, "finished_at": AiJob.finished_at},
-    default_sort="created_at",
-    tiebreak=AiJob.id,
-    output_fields=frozenset(JobStatusOut.model_fields),
-    filters={"status": AiJob.status, "kind": AiJob.kind, "document_id": AiJob.document_id},
-    filter_choices={"status": JOB_STATUSES, "kind": JOB_KINDS},
-)
 
 
 async def job_for(session: AsyncSession, principal: Principal, job_id: str) -> AiJob:

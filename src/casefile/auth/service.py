@@ -29,7 +29,7 @@ from casefile.errors import (
     invalid_token,
     user_disabled,
 )
-from casefile.events import catalogue
+from casefile.events import payloads
 from casefile.events.outbox import emit
 from casefile.models import ApiKey, AuthSession, RefreshToken, User
 from casefile.runtime import Runtime
@@ -117,7 +117,7 @@ async def open_session(session: AsyncSession, runtime: Runtime, user: User, *, m
     auth_session = AuthSession(user_id=user.id)
     session.add(auth_session)
     await session.flush()
-    await emit(session, "user.login", catalogue.user_login(user, method))
+    await emit(session, "user.login", payloads.user_login(user, method))
     return await _start_tokens(session, runtime, user, auth_session)
 
 
@@ -226,7 +226,7 @@ async def logout(session: AsyncSession, runtime: Runtime, principal: Principal) 
     await revoke_session(session, runtime, principal.session_id, reason="logout")
     user = await session.get(User, principal.id)
     if user is not None:
-        await emit(session, "user.logout", catalogue.user_logout(user))
+        await emit(session, "user.logout", payloads.user_logout(user))
 
 
 @dataclass(frozen=True)

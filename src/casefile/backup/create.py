@@ -175,7 +175,7 @@ async def record_backup(settings: Settings, result: BackupResult) -> None:
     """Emit `system.backup_completed` (webhooks subscribed to it get it from the delivery worker)."""
     from casefile.audit.service import trail_exists
     from casefile.db import Database
-    from casefile.events import catalogue
+    from casefile.events import payloads
     from casefile.events.outbox import emit
 
     # Only the event's rows are written: the delivery worker of a running server finds them by
@@ -183,7 +183,7 @@ async def record_backup(settings: Settings, result: BackupResult) -> None:
     database = Database(settings)
     try:
         async with database.transaction(write=True) as session:
-            data = catalogue.system_backup_completed(
+            data = payloads.system_backup_completed(
                 file=str(result.path),
                 size_bytes=result.size,
                 sha256=result.sha256,

@@ -36,13 +36,6 @@ async def list_cases(
 ) -> JSONResponse:
     """List the cases the caller may see: paginated, sortable, filterable (`assigned_to=me` or a
     user id), with full-text `search`."""
-    if query.search_words is not None:
-        await audit.record_read(
-            session,
-            runtime.db,
-            "search.query",
-            details={"in": "cases", "words": query.search_words, **query.filters},
-        )
     return envelope.listed(
         await service.list_cases(session, principal, query),
         query,
@@ -66,9 +59,7 @@ async def create_case(
 async def get_case(
     principal: CasesRead, fields: CaseFields, case: CaseInPath, session: SessionDep, runtime: RuntimeDep
 ) -> JSONResponse:
-    await audit.record_read(
-        session, runtime.db, "case.read", resource_type="case", resource_id=case.id, case_id=case.id
-    )
+    await service.record_case_read(session, case)
     return envelope.ok(project(CaseOut.dump_for(case, principal), fields))
 
 

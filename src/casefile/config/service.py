@@ -14,7 +14,7 @@ from casefile.clock import utcnow
 from casefile.config.schemas import DEFAULT_TRASH_DAYS, Config, ConfigOut, ConfigPatch, RetryPolicy
 from casefile.error_handlers import validation_details
 from casefile.errors import ValidationFailed
-from casefile.events import catalogue
+from casefile.events import payloads
 from casefile.events.outbox import emit
 from casefile.models import CONFIG_ROW_ID, SystemConfig
 from casefile.settings import Settings
@@ -93,7 +93,7 @@ async def update(
         await emit(
             session,
             "system.maintenance_scheduled",
-            catalogue.system_maintenance_scheduled(after.maintenance.model_dump(mode="json"), actor.actor_id),
+            payloads.system_maintenance_scheduled(after.maintenance.model_dump(mode="json"), actor.actor_id),
         )
     return ConfigOut.model_validate({**after.model_dump(), "updated_at": now, "updated_by": actor.actor_id})
 

@@ -8,7 +8,6 @@ from fastapi.responses import JSONResponse
 from casefile import envelope
 from casefile.access.dependencies import CasesRead, DocumentsRead
 from casefile.access.matter import case_for
-from casefile.audit import service as audit
 from casefile.auth.dependencies import CurrentPrincipal
 from casefile.envelope import Envelope, PageEnvelope
 from casefile.listing import DEFAULT_LIMIT, MAX_LIMIT, MAX_PAGE
@@ -34,12 +33,6 @@ async def search(
     full text and by meaning, and their titles), best first. Case hits need `read:cases`,
     document hits `read:documents`."""
     found = await service.search(session, principal, q, kind=kind, page=page, limit=limit)
-    await audit.record_read(
-        session,
-        runtime.db,
-        "search.query",
-        details={"in": "search", "q": q, "kind": kind, "page": page, "total": found.total},
-    )
     return envelope.paginated(found.items, page=page, limit=limit, total=found.total)
 
 

@@ -32,6 +32,7 @@ from sqlalchemy import ColumnElement
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.access.matter import visible_to
+from casefile.audit import service as audit
 from casefile.auth.permissions import Permission, Principal
 from casefile.errors import ValidationFailed, permission_missing
 from casefile.listing import MAX_SEARCH_WORDS
@@ -219,6 +220,8 @@ async def search(
                 "matched": sorted(hit.matched, key=("text", "semantic").index),
             }
         )
+    details = {"in": "search", "q": q, "kind": kind, "page": page, "total": len(ranked)}
+    await audit.record_read(session, "search.query", details=details)
     return SearchPage(items, len(ranked))
 
 

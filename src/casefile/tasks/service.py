@@ -15,7 +15,7 @@ from casefile.access.matter import Level, row_in_case, visible_to
 from casefile.auth.permissions import Principal
 from casefile.clock import utcnow
 from casefile.errors import ValidationFailed
-from casefile.events import catalogue
+from casefile.events import payloads
 from casefile.events.outbox import emit
 from casefile.listing import ListQuery, Page, fetch_page
 from casefile.models import Case, Task, User
@@ -86,7 +86,7 @@ async def create_task(session: AsyncSession, principal: Principal, case: Case, b
     set_due(task, body.due_at)
     session.add(task)
     await session.flush()
-    await emit(session, "task.created", catalogue.task_created(task))
+    await emit(session, "task.created", payloads.task_created(task))
     return task
 
 
@@ -119,11 +119,11 @@ async def update_task(session: AsyncSession, principal: Principal, task: Task, b
         task.completed_at = utcnow() if task.status == "done" else None
     task.updated_at = utcnow()
     await session.flush()
-    await emit(session, "task.updated", catalogue.task_updated(task, changes, principal.actor_id))
+    await emit(session, "task.updated", payloads.task_updated(task, changes, principal.actor_id))
     return task
 
 
 async def delete_task(session: AsyncSession, principal: Principal, task: Task) -> None:
-    await emit(session, "task.deleted", catalogue.task_deleted(task, principal.actor_id))
+    await emit(session, "task.deleted", payloads.task_deleted(task, principal.actor_id))
     await session.delete(task)
     await session.flush()

@@ -14,7 +14,8 @@ from casefile.listing import ListQuery, list_query
 from casefile.models import Case
 from casefile.request_scope import RuntimeDep, SessionDep
 from casefile.trash import service
-from casefile.trash.schemas import TRASH_LIST, TrashItemOut
+from casefile.trash.repository import TRASH_LIST
+from casefile.trash.schemas import TrashItemOut
 
 # Mounted under /admin, whose router already demands an administrator's access token.
 router = APIRouter(prefix="/trash", tags=["trash"])
