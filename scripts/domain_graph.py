@@ -40,6 +40,7 @@ SHOWN = [
     "events",
     "audit",
     "models",
+    "",
 ]
 
 
