@@ -1,3 +1,3 @@
 """Casefile: a legal case-management service."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

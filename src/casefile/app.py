@@ -10,7 +10,6 @@ from contextlib import asynccontextmanager
 
 from fastapi import Depends, FastAPI
 from fastapi.responses import JSONResponse
-from sqlalchemy import text
 from starlette.middleware.cors import CORSMiddleware
 
 from casefile import __version__, api_docs, envelope, error_handlers, openapi
@@ -25,6 +24,7 @@ from casefile.conflicts.router import router as conflicts_router
 from casefile.contacts.router import router as contacts_router
 from casefile.deadlines.router import router as deadlines_router
 from casefile.deadlines.rulesets import shipped_rule_sets
+from casefile.doctor import Readiness
 from casefile.documents.router import router as documents_router
 from casefile.documents.service import collect_orphaned_content
 from casefile.errors import Forbidden, NotReady
@@ -173,21 +173,26 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         """The process is alive."""
         return envelope.ok({"status": "ok", "version": __version__})
 
+    readiness = Readiness()
+
     @app.get(
         "/readyz",
         tags=["health"],
         dependencies=[QueryCheck],
-        responses={503: {"description": "The database does not answer (`NOT_READY`)"}},
+        responses={
+            503: {
+                "description": "Not ready (`NOT_READY`): the database does not answer or its schema is "
+                "older than this release, Redis (when configured) does not answer, or the content store "
+                "is not writable; the message says which"
+            }
+        },
     )
     async def readyz() -> JSONResponse:
-        """The database answers."""
+        """Ready to serve: the checks of `casefile doctor` that are cheap enough to poll."""
         runtime: Runtime = app.state.runtime
-        try:
-            async with runtime.db.transaction(write=False) as session:
-                await session.execute(text("SELECT 1"))
-        except Exception as error:
-            log.exception("readiness check failed")
-            raise NotReady("The database does not answer") from error
+        problems = await readiness.problems(runtime)
+        if problems:
+            raise NotReady("Not ready: " + "; ".join(problems))
         return envelope.ok({"status": "ready"})
 
     include_api(app)

@@ -1,27 +1,36 @@
-"""`casefile` command line: serve, worker, migrate, backup, restore, users create-admin, openapi,
-audit verify and audit export."""
+"""`casefile` command line: serve, worker, migrate, doctor, backup, restore, users (cli_users.py),
+openapi, audit verify and audit export.
+
+Modules are imported where they are used, so that `casefile --help` and `--version` start in a
+tenth of a second (bench/startup.py). Every command reads its settings through `_settings`, which
+turns a configuration error into one or two lines naming the variable (casefile.preflight)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import os
 import signal
 import sys
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import click
-from pydantic import ValidationError
 
-from casefile.settings import Settings
+from casefile import __version__
+from casefile.cli_users import users
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from casefile.settings import Settings
 
 
-def _settings() -> Settings:
-    try:
-        return Settings()
-    except ValidationError as exc:
-        raise click.ClickException(f"invalid settings:\n{exc}") from exc
+def _settings(*, checked: bool = False) -> Settings:
+    """The settings; with `checked`, also the data dir, the database and Redis (casefile.preflight).
+    A problem ends the command with its one or two lines, never a traceback."""
+    from casefile.preflight import settings_for_command
+
+    return settings_for_command(checked=checked)
 
 
 def _configure_logging(level: str, log_format: str = "text") -> None:
@@ -41,21 +50,13 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-async def _create_admin(settings: Settings, email: str, password: str) -> bool:
-    from casefile.db import Database
-    from casefile.users.service import ensure_admin
-
-    db = Database(settings)
-    try:
-        async with db.transaction() as session:
-            return await ensure_admin(session, email=email, password=password)
-    finally:
-        await db.dispose()
-
-
 @click.group()
+@click.version_option(__version__, "--version", "-V", prog_name="casefile", message="%(prog)s %(version)s")
 def main() -> None:
     """Casefile: legal case management."""
+
+
+main.add_command(users)
 
 
 @main.command()
@@ -99,24 +100,25 @@ def serve(  # click passes options by name
     webhook delivery worker, unless --no-worker)."""
     if bool(ssl_certfile) != bool(ssl_keyfile):
         raise click.UsageError("--ssl-certfile and --ssl-keyfile go together")
+    from casefile.preflight import ConfigurationError, check_port
+
+    try:
+        check_port(host, port)  # first: a port in use is said before anything else is done
+    except ConfigurationError as exc:
+        raise click.ClickException(str(exc)) from None
     import uvicorn
 
+    from casefile.cli_users import ensure_configured_admin
     from casefile.logs import logging_config
     from casefile.migrate import upgrade
 
     if no_worker:
         os.environ["CASEFILE_WORKER_ENABLED"] = "false"  # read by every API process's settings
-    settings = _settings()
+    settings = _settings(checked=True)
     level = log_level or settings.log_level
     _configure_logging(level, settings.log_format)
     upgrade(settings)
-    if settings.admin_email and settings.admin_password:
-        try:
-            asyncio.run(
-                _create_admin(settings, settings.admin_email, settings.admin_password.get_secret_value())
-            )
-        except ValidationError as exc:
-            raise click.ClickException(f"CASEFILE_ADMIN_EMAIL / CASEFILE_ADMIN_PASSWORD: {exc}") from exc
+    ensure_configured_admin(settings)
     if not _is_loopback(host) and not ssl_certfile and not settings.require_https and not proxy_headers:
         logging.getLogger("casefile").warning(
             "DEVELOPMENT SETUP: serving plain HTTP on %s without CASEFILE_REQUIRE_HTTPS: tokens and "
@@ -150,10 +152,12 @@ def worker() -> None:
     or Ctrl-C."""
     from casefile.migrate import upgrade
 
-    settings = _settings()
+    settings = _settings(checked=True)
     _configure_logging(settings.log_level, settings.log_format)
     upgrade(settings)
     if sys.platform == "win32":  # uvloop is not available there
+        import asyncio
+
         asyncio.run(_run_worker(settings))
     else:
         import uvloop
@@ -165,6 +169,8 @@ def worker() -> None:
 
 
 async def _run_worker(settings: Settings) -> None:
+    import asyncio
+
     from casefile.background import run_background_workers
     from casefile.startup import settle_garbage_collector, start_runtime
 
@@ -186,31 +192,29 @@ def migrate() -> None:
     """Bring the database schema up to date."""
     from casefile.migrate import upgrade
 
-    settings = _settings()
+    settings = _settings(checked=True)
     _configure_logging(settings.log_level, settings.log_format)
-    upgrade(settings)
-    click.echo("database is up to date")
+    newer = upgrade(settings)
+    if newer is not None:
+        click.echo(f"the database schema (revision {newer}) is newer than this release: nothing to do")
+    else:
+        click.echo("database is up to date")
 
 
-@main.group()
-def users() -> None:
-    """Manage users."""
+@main.command()
+def doctor() -> None:
+    """Check this machine's set-up, one line each: settings, data dir, database (reachable,
+    migrated), Redis, content storage, OCR, AI models, signing keys, clock, disk. Exits 1 if a
+    check fails (a warning does not)."""
+    from casefile.doctor import examine
 
-
-@users.command("create-admin")
-@click.option("--email", required=True)
-@click.option("--password", prompt=True, hide_input=True, confirmation_prompt=True)
-def create_admin(email: str, password: str) -> None:
-    """Create an administrator (the schema is migrated first)."""
-    from casefile.migrate import upgrade
-
-    settings = _settings()
-    upgrade(settings)
-    try:
-        made = asyncio.run(_create_admin(settings, email, password))
-    except ValidationError as exc:
-        raise click.ClickException(str(exc)) from exc
-    click.echo(f"created administrator {email}" if made else f"a user with email {email} already exists")
+    findings = examine(_settings())
+    for finding in findings:
+        click.echo(finding.line())
+    failed = [finding.name for finding in findings if finding.status == "fail"]
+    if failed:
+        click.echo(f"{len(failed)} failed: {', '.join(failed)}", err=True)
+        sys.exit(1)
 
 
 @main.command()
@@ -238,7 +242,7 @@ def backup(output: str, force: bool) -> None:
     from casefile.backup.create import backup as write_backup
     from casefile.backup.create import record_backup
 
-    settings = _settings()
+    settings = _settings(checked=True)
     target = Path(output)
     if target.exists() and not force:
         raise click.ClickException(f"{target} exists (use --force to overwrite it)")
@@ -253,6 +257,8 @@ def backup(output: str, force: bool) -> None:
         f"backup {result.path} size={result.size} sha256={result.sha256} "
         f"cases={counts['cases']} documents={counts['documents']} webhooks={counts['webhooks']}"
     )
+    import asyncio
+
     try:
         asyncio.run(record_backup(settings, result))
     except Exception as exc:
@@ -278,7 +284,7 @@ def restore(input_: str, force: bool) -> None:
     from casefile.backup.archive import BackupError
     from casefile.backup.restore import restore as run_restore
 
-    settings = _settings()
+    settings = _settings(checked=True)
     try:
         result = run_restore(
             settings, Path(input_), force=force, report=lambda line: click.echo(line, err=True)
@@ -316,7 +322,9 @@ async def _verify_audit(settings: Settings) -> tuple[int, str | None]:
 def audit_verify() -> None:
     """Check the hash chain from the first entry to the newest. Exits 1 and names the first
     broken entry if any entry was edited, deleted or reordered."""
-    checked, broken = asyncio.run(_verify_audit(_settings()))
+    import asyncio
+
+    checked, broken = asyncio.run(_verify_audit(_settings(checked=True)))
     if broken is not None:
         click.echo(f"audit trail broken at {broken} ({checked} entries before it are intact)", err=True)
         sys.exit(1)
@@ -346,7 +354,7 @@ def audit_export(output: str, export_format: str, force: bool) -> None:
     target = Path(output)
     if target.exists() and not force:
         raise click.ClickException(f"{target} exists (use --force to overwrite it)")
-    settings = _settings()
+    settings = _settings(checked=True)
 
     async def run(bars: ExitStack) -> int:
         advance: list[Callable[[int], None]] = []
@@ -366,6 +374,8 @@ def audit_export(output: str, export_format: str, force: bool) -> None:
             )
         finally:
             await db.dispose()
+
+    import asyncio
 
     with ExitStack() as bars:
         written = asyncio.run(run(bars))

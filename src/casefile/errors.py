@@ -36,6 +36,7 @@ class ErrorCode(Enum):
     RATE_LIMITED = 429, "Too many requests"
     SSO_PROVIDER_UNAVAILABLE = 503, "The single sign-on provider cannot be reached; try again later"
     NOT_READY = 503, "The service is not ready"
+    AI_UNAVAILABLE = 503, "This server was installed without local AI models"
 
 
 class AppError(Exception):
@@ -106,6 +107,11 @@ class SsoNotConfigured(NotFound):
 
 class NotReady(AppError, code=ErrorCode.NOT_READY):
     """`/readyz`: a dependency the service needs (the database) does not answer."""
+
+
+class AiUnavailable(AppError, code=ErrorCode.AI_UNAVAILABLE):
+    """A request that runs a local model (asking a case) on a server installed without the
+    `casefile[ai]` extra (docs/decisions/0019-operating-and-upgrading.md)."""
 
 
 class ProviderUnavailable(AppError, code=ErrorCode.SSO_PROVIDER_UNAVAILABLE):

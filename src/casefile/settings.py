@@ -18,6 +18,14 @@ log = logging.getLogger("casefile")
 POSTGRES_POOL_SIZE = 20
 SQLITE_READ_POOL_SIZE = 10
 
+DATABASE_SCHEMES = ("postgresql", "postgres", "postgresql+asyncpg", "sqlite", "sqlite+aiosqlite")
+SUPPORTED_DATABASES = (
+    "Casefile supports PostgreSQL (postgresql://user:password@host:5432/casefile) and SQLite "
+    "(sqlite:////absolute/path/casefile.db, or leave CASEFILE_DATABASE_URL unset for SQLite in the data dir)"
+)
+MIN_KEY_LENGTH = 32
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="CASEFILE_", env_file=".env", extra="ignore")
@@ -129,6 +137,52 @@ class Settings(BaseSettings):
         except ValueError as exc:
             raise ValueError(f"not a rate limit: {value!r} (expected e.g. '1000/hour')") from exc
         return value
+
+    @field_validator("database_url")
+    @classmethod
+    def _database_url(cls, value: str | None) -> str | None:
+        if not value:
+            return None
+        scheme = value.partition("://")[0] if "://" in value else ""
+        if scheme not in DATABASE_SCHEMES:
+            what = f"unsupported database {scheme!r}" if scheme else "not a database URL"
+            raise ValueError(f"{what}; {SUPPORTED_DATABASES}")
+        from sqlalchemy.engine import make_url  # the parser the engine will use
+        from sqlalchemy.exc import ArgumentError
+
+        try:
+            url = make_url(value)
+            url.port  # noqa: B018 (parsing the port is the check)
+        except (ArgumentError, ValueError) as exc:
+            raise ValueError(f"not a valid database URL ({exc}); {SUPPORTED_DATABASES}") from None
+        if scheme.startswith("postgres") and not url.database:
+            raise ValueError(f"no database name in the URL; {SUPPORTED_DATABASES}")
+        return value
+
+    @field_validator("jwt_secret", "secret_key")
+    @classmethod
+    def _long_enough(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and len(value.get_secret_value()) < MIN_KEY_LENGTH:
+            raise ValueError(
+                f"too short (at least {MIN_KEY_LENGTH} characters): make one with "
+                "`python3 -c 'import secrets; print(secrets.token_urlsafe(48))'`, or unset it to have "
+                "one generated into the data dir"
+            )
+        return value
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_url(cls, value: str | None) -> str | None:
+        if value and not value.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError("not a Redis URL: use redis://host:6379/0 (rediss:// for TLS, unix:///path)")
+        return value or None
+
+    @field_validator("log_level")
+    @classmethod
+    def _log_level(cls, value: str) -> str:
+        if value.upper() not in LOG_LEVELS:
+            raise ValueError(f"not a log level: use one of {', '.join(LOG_LEVELS)}")
+        return value.upper()
 
     @property
     def resolved_database_url(self) -> str:

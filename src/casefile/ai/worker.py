@@ -27,6 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.ai import jobs, pool_process
 from casefile.ai.jobs import JobClaim
+from casefile.ai_extra import ai_installed, ai_missing_message
 from casefile.clock import format_timestamp, utcnow
 from casefile.config.service import load as load_config
 from casefile.events import payloads
@@ -76,6 +77,12 @@ class AiWorker:
         self._executors: set[ProcessPoolExecutor] = set()
 
     async def run(self, stop: asyncio.Event) -> None:
+        if not ai_installed():
+            # Claiming a job it cannot run would only delay it: the job stays queued for a
+            # process installed with the extra (docs/deployment.md#several-machines).
+            log.warning("AI jobs are left for another worker: %s", ai_missing_message())
+            await stop.wait()
+            return
         wakeup = self.runtime.ai_wakeup
         try:
             while not stop.is_set():

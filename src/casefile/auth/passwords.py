@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+from functools import cache
+
 import anyio.to_thread
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
 _hasher = PasswordHasher()  # argon2-cffi defaults: Argon2id, RFC 9106 low-memory profile
 
-# Verified against when the email is unknown, so that both failures take the same time.
-_DUMMY_HASH = _hasher.hash("casefile-dummy-password")
+
+@cache
+def _dummy_hash() -> str:
+    """Verified against when the email is unknown, so that both failures take the same time.
+    Made on first use, not at import: hashing costs tens of milliseconds of every start
+    (`casefile --help` included)."""
+    return _hasher.hash("casefile-dummy-password")
 
 
 async def hash_password(password: str) -> str:
@@ -19,7 +26,7 @@ async def hash_password(password: str) -> str:
 async def verify_password(password_hash: str | None, password: str) -> bool:
     def verify() -> bool:
         try:
-            return _hasher.verify(password_hash or _DUMMY_HASH, password) and password_hash is not None
+            return _hasher.verify(password_hash or _dummy_hash(), password) and password_hash is not None
         except (VerificationError, InvalidHashError):
             return False
 

@@ -12,6 +12,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
 from casefile.db import make_engine
+from casefile.migrate import NEWER_SCHEMA, known_revisions
 from casefile.models import Base
 from casefile.settings import Settings
 
@@ -40,6 +41,12 @@ def run(connection: Connection) -> None:
     with context.begin_transaction():
         if connection.dialect.name == "postgresql":
             connection.execute(text(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK_ID})"))
+        current = context.get_context().get_current_revision()
+        if current is not None and current not in known_revisions():
+            # A newer release migrated this database: its schema is a superset of ours
+            # (expand-then-contract, docs/upgrading.md), so this release runs on it as it is.
+            context.config.attributes[NEWER_SCHEMA] = current
+            return
         context.run_migrations()
 
 

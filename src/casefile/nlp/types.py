@@ -4,13 +4,15 @@ yield no text. Plain data, picklable: the pipeline runs in a separate process.""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeAlias
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:  # numpy is in the `casefile[ai]` extra: a process without it imports this module too
+    import numpy as np
+    import numpy.typing as npt
 
 EMBEDDING_DIM = 384
 
-Vectors = npt.NDArray[np.float32]  # shape (n, EMBEDDING_DIM), each row L2-normalised
+Vectors: TypeAlias = "npt.NDArray[np.float32]"  # shape (n, EMBEDDING_DIM), each row L2-normalised
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 from sqlalchemy import (
     ColumnElement,
     Select,
@@ -50,6 +49,8 @@ async def replace_passages(
     await session.execute(delete(Passage).where(Passage.document_id == document_id))
     if not passages:
         return
+    import numpy as np  # the `casefile[ai]` extra: only a process that embeds writes passages
+
     matrix = np.ascontiguousarray(vectors, dtype="<f4")
     now = utcnow()
     rows = [
@@ -276,6 +277,8 @@ async def case_passages(session: AsyncSession, case_id: str) -> CasePassages:
         .where(Passage.case_id == case_id, Document.case_id == case_id, document_not_trashed())
         .order_by(Passage.id)
     )
+    import numpy as np  # the `casefile[ai]` extra: asking is refused without it (search.service)
+
     rows = (await session.execute(statement)).all()
     passages = [_passage(row[:-1]) for row in rows]
     blob = b"".join(bytes(row[-1]) for row in rows)

@@ -36,7 +36,11 @@ async def search(
     return envelope.paginated(found.items, page=page, limit=limit, total=found.total)
 
 
-@router.post("/cases/{case_id}/ask", response_model=Envelope[AskOut])
+@router.post(
+    "/cases/{case_id}/ask",
+    response_model=Envelope[AskOut],
+    responses={503: {"description": "This server was installed without the AI extra (`AI_UNAVAILABLE`)"}},
+)
 async def ask(
     case_id: str, body: AskRequest, principal: CasesRead, _: DocumentsRead, session: SessionDep
 ) -> JSONResponse:
@@ -44,4 +48,5 @@ async def ask(
     each cited (document, page, character offsets in the page's text), and the passages they
     come from. `grounded` is false, with no answer, when nothing in the documents supports one."""
     case = await case_for(session, principal, case_id)
+    service.require_models()
     return envelope.ok(await service.ask(session, case, body.question))

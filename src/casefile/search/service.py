@@ -24,17 +24,16 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-import numpy as np
-import numpy.typing as npt
 from sqlalchemy import ColumnElement
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.access.matter import visible_to
+from casefile.ai_extra import ai_installed, ai_missing_message
 from casefile.audit import service as audit
 from casefile.auth.permissions import Permission, Principal
-from casefile.errors import ValidationFailed, permission_missing
+from casefile.errors import AiUnavailable, ValidationFailed, permission_missing
 from casefile.listing import MAX_SEARCH_WORDS
 from casefile.models import Case
 from casefile.nlp.answers import answer_adjustment, asked_kinds
@@ -44,10 +43,15 @@ from casefile.nlp.words import WORD, content_words, split_words
 from casefile.search import repository
 from casefile.search.repository import PassageRow
 from casefile.search.snippets import highlight, make_snippet, match_spans, same_word, word_coverage
-from casefile.search.vector_index import index_for
+
+if TYPE_CHECKING:  # numpy and the vector index need the `casefile[ai]` extra: imported where used
+    import numpy as np
+    import numpy.typing as npt
+
+    from casefile.search.vector_index import Match
 
 Kind = Literal["case", "document"]
-FloatArray = npt.NDArray[np.float32]
+FloatArray: TypeAlias = "npt.NDArray[np.float32]"
 
 RRF_K = 60
 CASE_CANDIDATES = 200
@@ -84,6 +88,8 @@ async def embed(texts: list[str]) -> FloatArray:
     """Embeddings, computed in a worker thread: never on the event loop."""
 
     def run() -> FloatArray:
+        import numpy as np
+
         from casefile.nlp.embedder import get_embedder
 
         vectors: FloatArray = np.asarray(get_embedder().embed(texts), dtype=np.float32)
@@ -238,19 +244,19 @@ async def _rank_documents(
     session: AsyncSession, q: str, words: list[str], visible: ColumnElement[bool]
 ) -> list[_DocumentHit]:
     text_ids = await repository.fulltext_passages(session, words, limit=TEXT_CANDIDATES, visible=visible)
-    index = index_for(session)
-    await index.catch_up(session)
-    query = (await embed([q]))[0]
-    matches = await asyncio.to_thread(
-        index.search, query, k=SEMANTIC_CANDIDATES, min_similarity=SEMANTIC_MIN_SIMILARITY
-    )
+    # Without the AI extra there is no model to embed the query: the passages are ranked by their
+    # words alone (and no hit says `semantic`).
+    matches = await _semantic_matches(session, q) if ai_installed() else []
     # The vector index holds every matter's passages: the query that loads the candidates applies
     # the access rule, so a hidden matter's passage is dropped here, before any score or count.
     rows = await repository.passages_by_ids(
         session, list({*text_ids, *(m.passage_id for m in matches)}), visible
     )
     not_loaded = [m.passage_id for m in matches if m.passage_id not in rows]
-    index.discard(await repository.vanished_passages(session, not_loaded))  # deleted since the index looked
+    if not_loaded:  # deleted since the index looked
+        from casefile.search.vector_index import index_for
+
+        index_for(session).discard(await repository.vanished_passages(session, not_loaded))
 
     passage_scores: dict[int, float] = {}
     matched: dict[int, set[str]] = {}
@@ -289,6 +295,17 @@ async def _rank_documents(
         hit.score = max(hit.score, 0.0) + _rrf(rank)
         hit.matched.add("text")
     return list(documents.values())
+
+
+async def _semantic_matches(session: AsyncSession, q: str) -> list[Match]:
+    from casefile.search.vector_index import index_for
+
+    index = index_for(session)
+    await index.catch_up(session)
+    query = (await embed([q]))[0]
+    return await asyncio.to_thread(
+        index.search, query, k=SEMANTIC_CANDIDATES, min_similarity=SEMANTIC_MIN_SIMILARITY
+    )
 
 
 # ---- ask -----------------------------------------------------------------------------------------
@@ -343,8 +360,15 @@ def _merged_passages(ranked: list[tuple[PassageRow, float]]) -> list[dict[str, A
     return merged
 
 
+def require_models() -> None:
+    """Asking runs the embedding model in this process: refused where it is not installed."""
+    if not ai_installed():
+        raise AiUnavailable(f"Asking needs the local models: {ai_missing_message()}")
+
+
 async def ask(session: AsyncSession, case: Case, question: str) -> dict[str, Any]:
-    """Answer from the passages of `case`, which the caller was checked to see."""
+    """Answer from the passages of `case`, which the caller was checked to see (`require_models`
+    first)."""
     case_id = case.id
     found = await repository.case_passages(session, case_id)
     if not found.passages:
@@ -358,7 +382,7 @@ async def ask(session: AsyncSession, case: Case, question: str) -> dict[str, Any
 
     position = {p.id: i for i, p in enumerate(found.passages)}
     scores: dict[int, float] = {}
-    semantic_order = [int(i) for i in np.argsort(-similarities, kind="stable")]
+    semantic_order = [int(i) for i in (-similarities).argsort(kind="stable")]
     for rank, i in enumerate(semantic_order, start=1):
         if similarities[i] < ASK_PASSAGE_MIN_SIMILARITY:
             break

@@ -16,8 +16,9 @@ from casefile.errors import SsoNotConfigured, sso_failed
 from casefile.query_parameters import open_query_string
 from casefile.request_scope import RuntimeDep, SessionDep
 from casefile.runtime import Runtime
-from casefile.signin.schemas import LoginRequest, LogoutOut, RefreshRequest, TokenOut
+from casefile.signin.schemas import LoginRequest, LogoutOut, RefreshRequest, SetupOut, TokenOut
 from casefile.users.schemas import UserOut
+from casefile.users.service import NO_ADMINISTRATOR, administrator_exists
 
 router = APIRouter(prefix="/auth", tags=["auth"])
 
@@ -51,6 +52,16 @@ async def logout(principal: UserPrincipal, session: SessionDep, runtime: Runtime
     """End the session: its access tokens and refresh tokens stop working at once."""
     await service.logout(session, runtime, principal)
     return envelope.ok({"logged_out": True})
+
+
+@router.get("/setup", response_model=Envelope[SetupOut], dependencies=[LimitByClientIp])
+async def setup(session: SessionDep) -> JSONResponse:
+    """For a sign-in page, before anyone signs in: whether an administrator exists, and if not, how
+    the operator creates one (no one can sign in until then)."""
+    exists = await administrator_exists(session)
+    return envelope.ok(
+        SetupOut(administrator_exists=exists, message=None if exists else NO_ADMINISTRATOR).model_dump()
+    )
 
 
 # --- Single sign-on (OpenID Connect, authorization-code flow with PKCE) ------------------------

@@ -26,3 +26,10 @@ class TokenOut(BaseModel):
 
 class LogoutOut(BaseModel):
     logged_out: bool
+
+
+class SetupOut(BaseModel):
+    administrator_exists: bool = Field(description="Whether an active administrator exists")
+    message: str | None = Field(
+        description="When none does: how the operator creates one (the sentence the start-up log says)"
+    )

@@ -29,6 +29,12 @@ from casefile.users.schemas import UserCreate, UserUpdate
 log = logging.getLogger(__name__)
 
 EMAIL_TAKEN = "Email is already registered"
+# Said at start-up when nobody can sign in, and by `GET /auth/setup` for a sign-in page to show.
+NO_ADMINISTRATOR = (
+    "No administrator exists yet, so nobody can sign in: create one with "
+    "`casefile users create-admin --email you@example.com` (it asks for the password), or start "
+    "`casefile serve` once with CASEFILE_ADMIN_EMAIL and CASEFILE_ADMIN_PASSWORD set."
+)
 
 
 async def create_user(session: AsyncSession, *, email: str, name: str, password: str, role: str) -> User:
@@ -138,6 +144,33 @@ async def delete_user(session: AsyncSession, actor: Principal, user: User) -> No
     audit.record(
         session, "user.deleted", resource_type="user", resource_id=user.id, details={"email": user.email}
     )
+
+
+async def administrator_exists(session: AsyncSession) -> bool:
+    found = await session.scalar(select(User.id).where(User.role == "admin", User.active.is_(True)).limit(1))
+    return found is not None
+
+
+async def reset_password(session: AsyncSession, runtime: Runtime, user: User, password: str) -> None:
+    """Set a new password from the command line (`casefile users reset-password`): the password
+    rules of the API, and the user's sessions end, as for a change through the API."""
+    checked = UserUpdate(password=password).password
+    assert checked is not None
+    user.password_hash = await passwords.hash_password(checked)
+    user.updated_at = utcnow()
+    await revoke_user_sessions(session, runtime, user.id, reason="password_changed")
+    audit.record(
+        session,
+        "user.updated",
+        resource_type="user",
+        resource_id=user.id,
+        details={"changes": {}, "password_changed": True, "by": "command line"},
+    )
+
+
+async def all_users(session: AsyncSession) -> list[User]:
+    """Every user, oldest first (`casefile users list`: a firm has hundreds, not millions)."""
+    return list(await session.scalars(select(User).order_by(User.created_at, User.id)))
 
 
 async def ensure_admin(session: AsyncSession, *, email: str, password: str) -> bool:
