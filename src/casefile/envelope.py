@@ -7,12 +7,14 @@ import re
 from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any, Generic, TypeVar
+from urllib.parse import parse_qsl, urlencode
 
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
 from casefile.clock import format_timestamp, new_id, utcnow
 from casefile.listing import TOTAL_CAP, ListQuery, Page, RowT, project
+from casefile.routing import CURRENT_PREFIX
 
 REQUEST_ID_HEADER = "X-Request-ID"
 # A caller's own X-Request-ID comes back under this name; it is never our id (contract §2).
@@ -20,6 +22,27 @@ CLIENT_REQUEST_ID_HEADER = "X-Client-Request-ID"
 _CLIENT_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 
 request_id_var: ContextVar[str | None] = ContextVar("request_id", default=None)
+# The request's path and query string (set with its id by RequestIdMiddleware): a list's `Link`
+# header names the next page by changing them.
+request_target_var: ContextVar[tuple[str, str] | None] = ContextVar("request_target", default=None)
+
+# Where a created resource can be read, by the prefix of its id (`Location` of a 201; a job's of a
+# 202): its own URL, or for a row that has none (a party, a hold), the case's list of them.
+LOCATIONS = {
+    "case": "/cases/{id}",
+    "doc": "/documents/{id}",
+    "user": "/users/{id}",
+    "tsk": "/tasks/{id}",
+    "note": "/notes/{id}",
+    "con": "/contacts/{id}",
+    "pty": "/cases/{case_id}/parties",
+    "hold": "/cases/{case_id}/holds",
+    "cc": "/conflict-checks/{id}",
+    "key": "/admin/api-keys/{id}",
+    "wh": "/admin/webhooks/{id}",
+    "grp": "/admin/groups/{id}",
+    "job": "/jobs/{id}",
+}
 
 
 def make_request_id() -> str:
@@ -47,8 +70,24 @@ def ok(data: Any, *, status_code: int = 200) -> JSONResponse:
     return JSONResponse({"success": True, "data": data, "meta": meta()}, status_code=status_code)
 
 
-def created(data: Any) -> JSONResponse:
-    return ok(data, status_code=201)
+def location_of(data: dict[str, Any]) -> str:
+    """The `Location` of a created resource, from its id's prefix (LOCATIONS)."""
+    prefix = str(data["id"]).partition("_")[0]
+    return CURRENT_PREFIX + LOCATIONS[prefix].format(**data)
+
+
+def created(data: Any, *, location: str | None = None) -> JSONResponse:
+    """201 with `Location`: the given path, else the one the data's id leads to (LOCATIONS)."""
+    response = ok(data, status_code=201)
+    response.headers["Location"] = location or location_of(data)
+    return response
+
+
+def accepted(job: dict[str, Any]) -> JSONResponse:
+    """202 for queued work, with `Location`: where the job's progress is read."""
+    response = ok(job, status_code=202)
+    response.headers["Location"] = location_of(job)
+    return response
 
 
 def deleted(resource_id: str) -> JSONResponse:
@@ -78,14 +117,35 @@ def paginated(
         body_meta["pagination"]["total_exact"] = False
     if next_cursor is not None:
         body_meta["pagination"]["next_cursor"] = next_cursor
-    return JSONResponse({"success": True, "data": items, "meta": body_meta})
+    more = next_cursor is not None or page * limit < total
+    return _with_next_link(
+        JSONResponse({"success": True, "data": items, "meta": body_meta}),
+        cursor=next_cursor,
+        page=page + 1 if more else None,
+    )
 
 
 def cursor_paginated(items: list[dict[str, Any]], *, limit: int, next_cursor: str | None) -> JSONResponse:
     """A page of a cursor list (`listing.fetch_next`): no page number or total, the next cursor."""
     body_meta = meta()
     body_meta["pagination"] = {"limit": limit, "next_cursor": next_cursor}
-    return JSONResponse({"success": True, "data": items, "meta": body_meta})
+    return _with_next_link(
+        JSONResponse({"success": True, "data": items, "meta": body_meta}), cursor=next_cursor, page=None
+    )
+
+
+def _with_next_link(response: JSONResponse, *, cursor: str | None, page: int | None) -> JSONResponse:
+    """Every list's RFC 8288 `Link: <…>; rel="next"` when there is a next page: this request's URL
+    (path and query, a reference relative to it) with `cursor` (by key, when the list gives one)
+    or else `page` moved on."""
+    target = request_target_var.get()
+    if target is None or (cursor is None and page is None):
+        return response
+    path, query = target
+    kept = [(k, v) for k, v in parse_qsl(query, keep_blank_values=True) if k not in ("page", "cursor")]
+    kept.append(("cursor", cursor) if cursor is not None else ("page", str(page)))
+    response.headers["Link"] = f'<{path}?{urlencode(kept)}>; rel="next"'
+    return response
 
 
 def listed(page: Page[RowT], query: ListQuery, dump: Callable[[RowT], dict[str, Any]]) -> JSONResponse:

@@ -21,6 +21,7 @@ from casefile.envelope import (
     client_request_id,
     make_request_id,
     request_id_var,
+    request_target_var,
 )
 from casefile.error_handlers import app_error_response, auth_error_response
 from casefile.errors import AppError, PayloadTooLarge, UnsupportedMediaType, ValidationFailed, https_required
@@ -103,10 +104,14 @@ class RequestIdMiddleware(HttpMiddleware):
             user_agent=user_agent[:USER_AGENT_LIMIT] if user_agent else None,
         )
         token = request_id_var.set(request_id)
+        target = request_target_var.set(
+            (scope.get("root_path", "") + scope["path"], scope.get("query_string", b"").decode("latin-1"))
+        )
         try:
             with request_context(context):
                 await self.app(scope, receive, with_headers(send, lambda: response_headers))
         finally:
+            request_target_var.reset(target)
             request_id_var.reset(token)
 
 

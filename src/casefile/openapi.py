@@ -35,6 +35,7 @@ from fastapi.routing import APIRoute, iter_route_contexts
 
 from casefile.auth.dependencies import Require, get_principal, limit_by_client_ip, require_admin, require_user
 from casefile.errors import ErrorCode
+from casefile.operation_ids import OPERATION_IDS
 
 BEARER = "bearerAuth"
 API_KEY = "apiKeyAuth"
@@ -48,8 +49,9 @@ SECURITY_SCHEMES: dict[str, Any] = {
     BEARER: {
         "type": "http",
         "scheme": "bearer",
-        "bearerFormat": "JWT",
-        "description": "An access token from `POST /auth/login` (or the single sign-on provider's).",
+        "bearerFormat": "JWT (an access token), or an API key `cf_…`",
+        "description": "An access token from `POST /auth/login` (or the single sign-on provider's), "
+        "or an API key (`Authorization: Bearer cf_…`, the same as `X-API-Key`).",
     },
     API_KEY: {
         "type": "apiKey",
@@ -207,8 +209,9 @@ METHOD_NOT_ALLOWED = _response(
 DESCRIPTION = """\
 Every endpoint lives under `/api/v1` (`/api` is an alias of the current version).
 
-**Authentication**: `Authorization: Bearer <access token>` (from `POST /auth/login`) or
-`X-API-Key: <key>`; each operation lists the schemes it accepts. 401 and 403 answer with the
+**Authentication**: `Authorization: Bearer <access token>` (from `POST /auth/login`) or an API
+key, as `X-API-Key: <key>` or `Authorization: Bearer <key>`; each operation lists the schemes it
+accepts. 401 and 403 answer with the
 authentication error body (`AuthError`), every other error with the API error envelope
 (`ApiError`). Each operation lists the errors it can give.
 
@@ -282,6 +285,12 @@ def refine(document: dict[str, Any], routes: list[Any]) -> dict[str, Any]:
             operation = path_item.get(method.lower())
             if operation is None:
                 continue
+            operation_id = OPERATION_IDS.get((method, route.path_format))
+            if operation_id is None:
+                raise LookupError(
+                    f"{method} {route.path_format} has no operation id: add it to OPERATION_IDS"
+                )
+            operation["operationId"] = operation_id
             statuses, security = operation_errors(route, method)
             responses = operation.setdefault("responses", {})
             responses.pop("422", None)  # FastAPI's HTTPValidationError: never sent

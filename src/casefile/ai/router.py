@@ -29,7 +29,7 @@ admin_router = APIRouter(tags=["ai"])
 
 
 def _accepted(job: AiJob) -> JSONResponse:
-    return envelope.ok(JobOut.dump(job), status_code=202)
+    return envelope.accepted(JobOut.dump(job))
 
 
 @router.post("/documents/{document_id}/process", response_model=Envelope[JobOut], status_code=202)

@@ -22,6 +22,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile.auth.api_key_tokens import SCHEME as API_KEY_SCHEME
 from casefile.auth.permissions import Permission, Principal
 from casefile.auth.service import authenticate_api_key, authenticate_bearer
 from casefile.errors import (
@@ -35,6 +36,8 @@ from casefile.ratelimit import Bucket, enforce, is_admin_path
 from casefile.request_context import current_context
 from casefile.request_scope import RuntimeDep, SessionDep, runtime_of
 from casefile.runtime import Runtime
+
+API_KEY_PREFIX = f"{API_KEY_SCHEME}_"
 
 
 async def get_principal(request: Request, session: SessionDep) -> Principal:
@@ -55,13 +58,17 @@ async def get_principal(request: Request, session: SessionDep) -> Principal:
 
 async def _authenticate(request: Request, session: AsyncSession, runtime: Runtime) -> Principal:
     """Bearer token first, then API key: when both are sent, the bearer token is used
-    (docs/api-conventions.md#authentication)."""
+    (docs/api-conventions.md#authentication). A bearer token that is an API key (`cf_…`, never
+    the start of a JWT) is taken as one: clients that only know bearer tokens can use keys."""
     authorization = request.headers.get("authorization")
     if authorization:
         scheme, _, token = authorization.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token:
             raise invalid_token()
-        return await authenticate_bearer(session, runtime, token.strip())
+        if token.startswith(API_KEY_PREFIX):
+            return await authenticate_api_key(runtime, session, token)
+        return await authenticate_bearer(session, runtime, token)
     api_key = request.headers.get("x-api-key")
     if api_key:
         return await authenticate_api_key(runtime, session, api_key.strip())

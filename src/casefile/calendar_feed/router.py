@@ -34,7 +34,7 @@ async def create_calendar_token(
     # The feed lives under the same prefix (/api/v1 or /api) as this request.
     prefix = request.url.path.removesuffix(TOKEN_PATH)
     url = f"{request.url.scheme}://{request.url.netloc}{prefix}/calendar/{token}.ics"
-    return envelope.created({"url": url})
+    return envelope.created({"url": url}, location=url)
 
 
 @router.delete(TOKEN_PATH, response_model=Envelope[CalendarTokenRevokedOut])

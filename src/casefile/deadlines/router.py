@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from typing import Annotated
+from urllib.parse import quote
 
 from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
@@ -17,6 +18,7 @@ from casefile.envelope import DeletedOut, Envelope, PageEnvelope
 from casefile.errors import permission_missing
 from casefile.listing import ListQuery, list_query
 from casefile.request_scope import SessionDep
+from casefile.routing import CURRENT_PREFIX
 
 router = APIRouter(tags=["deadlines"])
 
@@ -42,7 +44,9 @@ async def create_rule_set(
 ) -> JSONResponse:
     """Add a rule set of the firm's own (validated like the shipped ones: known holiday country
     and subdivision, unique rule ids). Ids are never reused: 409 for a taken or shipped id."""
-    return envelope.created((await service.create_rule_set(session, principal, body)).model_dump(mode="json"))
+    rule_set = (await service.create_rule_set(session, principal, body)).model_dump(mode="json")
+    # A rule set's id is the firm's own name for it, not a prefixed one: its place is said here.
+    return envelope.created(rule_set, location=f"{CURRENT_PREFIX}/deadline-rule-sets/{quote(rule_set['id'])}")
 
 
 @router.post("/cases/{case_id}/deadlines/compute", response_model=Envelope[ComputeOut])
