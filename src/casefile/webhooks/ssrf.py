@@ -44,6 +44,13 @@ async def resolve(host: str, port: int) -> list[IPAddress]:
     return [ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in infos]
 
 
+# Said with both refusals: a receiver on the developer's own machine is the first thing people try.
+DEVELOPMENT_SETTING = (
+    " (a server started with CASEFILE_WEBHOOK_ALLOW_PRIVATE_URLS=true, for development only, also "
+    "accepts http:// and private addresses)"
+)
+
+
 def parse_url(url: str) -> SplitResult:
     """The parts of a URL a request can be built for, or ValidationFailed on `url`. Spaces and
     control characters are refused outright (a CR/LF could otherwise split the request), and so is
@@ -64,7 +71,7 @@ async def check_url(url: str, *, allow_private: bool) -> None:
     """Refuse a webhook URL that deliveries could not or must not reach (ValidationFailed on `url`)."""
     parts = parse_url(url)
     if parts.scheme not in (("https", "http") if allow_private else ("https",)):
-        raise ValidationFailed.on("url", "The URL must use https")
+        raise ValidationFailed.on("url", f"The URL must use https{DEVELOPMENT_SETTING}")
     if not parts.hostname:
         raise ValidationFailed.on("url", "The URL has no host")
     if parts.username or parts.password:
@@ -77,7 +84,9 @@ async def check_url(url: str, *, allow_private: bool) -> None:
     except OSError as exc:
         raise ValidationFailed.on("url", "The URL's host does not resolve") from exc
     if not addresses or any(is_forbidden(a) for a in addresses):
-        raise ValidationFailed.on("url", "The URL must not point to a loopback, private or internal address")
+        raise ValidationFailed.on(
+            "url", f"The URL must not point to a loopback, private or internal address{DEVELOPMENT_SETTING}"
+        )
 
 
 class GuardedBackend(httpcore.AsyncNetworkBackend):
