@@ -44,7 +44,9 @@ def time_help(python: str, src: str | None, runs: int) -> list[float]:
     with tempfile.TemporaryDirectory() as data:
         for _ in range(runs):
             started = time.perf_counter()
-            subprocess.run([python, "-c", CLI, "--help"], env=_env(src, data), check=True, capture_output=True)
+            subprocess.run(
+                [python, "-c", CLI, "--help"], env=_env(src, data), check=True, capture_output=True
+            )
             times.append(time.perf_counter() - started)
     return times
 
@@ -114,7 +116,9 @@ def sizes() -> dict[str, int]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--python", default=sys.executable, help="the interpreter of the installation")
     parser.add_argument("--src", default=None, help="a tree's src/ to run instead of the installed casefile")
     parser.add_argument("--runs", type=int, default=7)

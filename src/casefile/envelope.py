@@ -84,9 +84,9 @@ def created(data: Any, *, location: str | None = None) -> JSONResponse:
 
 
 def accepted(job: dict[str, Any]) -> JSONResponse:
-    """202 for queued work, with `Location`: where the job's progress is read."""
+    """202 for queued work (the job, named by `job_id`), with `Location`: where its progress is read."""
     response = ok(job, status_code=202)
-    response.headers["Location"] = location_of(job)
+    response.headers["Location"] = location_of({"id": job["job_id"]})
     return response
 
 

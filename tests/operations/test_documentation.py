@@ -36,7 +36,13 @@ import httpx
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-FIRST = ["README.md", "docs/first-integration.md", "docs/operations.md", "docs/upgrading.md", "docs/deployment.md"]
+FIRST = [
+    "README.md",
+    "docs/first-integration.md",
+    "docs/operations.md",
+    "docs/upgrading.md",
+    "docs/deployment.md",
+]
 COMMAND_LANGUAGES = {"sh", "bash", "shell", "console", "sql", "psql"}
 PORT = 8000  # the README's
 README_SETUP = ["python3 -m venv .venv", ".venv/bin/pip install -e '.[ai]'"]
@@ -82,7 +88,9 @@ def blocks_of(document: str) -> list[Block]:
 
 def documents() -> list[str]:
     others = sorted(
-        str(path.relative_to(ROOT)) for path in (ROOT / "docs").rglob("*.md") if str(path.relative_to(ROOT)) not in FIRST
+        str(path.relative_to(ROOT))
+        for path in (ROOT / "docs").rglob("*.md")
+        if str(path.relative_to(ROOT)) not in FIRST
     )
     return FIRST + others
 
@@ -165,7 +173,9 @@ class Servers:
             try:
                 probe.bind(("127.0.0.1", PORT))
             except OSError:
-                pytest.fail(f"port {PORT}, which the README uses, is taken by another program on this machine")
+                pytest.fail(
+                    f"port {PORT}, which the README uses, is taken by another program on this machine"
+                )
         self.count += 1
         with (self.cwd.parent / f"server-{self.count}.log").open("wb") as log:  # the child keeps a copy
             self.current = subprocess.Popen(

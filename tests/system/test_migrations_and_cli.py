@@ -106,7 +106,8 @@ def test_create_admin_command_and_login(blank: Settings) -> None:
     first = subprocess.run(args, env=_env(blank), capture_output=True, text=True, timeout=120, check=False)
     assert first.returncode == 0 and "created administrator" in first.stdout, first.stderr
     again = subprocess.run(args, env=_env(blank), capture_output=True, text=True, timeout=120, check=False)
-    assert again.returncode == 0 and "already exists" in again.stdout
+    assert again.returncode == 1 and "already exists" in again.stderr
+    assert "casefile users reset-password boss@casefile.test" in again.stderr
     weak = subprocess.run(
         [CASEFILE, "users", "create-admin", "--email", "w@casefile.test", "--password", "short"],
         env=_env(blank),
