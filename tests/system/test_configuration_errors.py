@@ -6,10 +6,10 @@ from __future__ import annotations
 import os
 import pwd
 import shutil
-import tempfile
 import socket
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
