@@ -285,7 +285,7 @@ def refine(document: dict[str, Any], routes: list[Any]) -> dict[str, Any]:
             operation = path_item.get(method.lower())
             if operation is None:
                 continue
-            operation_id = OPERATION_IDS.get((method, route.path_format))
+            operation_id = OPERATION_IDS.get((method, route.path_format or ""))
             if operation_id is None:
                 raise LookupError(
                     f"{method} {route.path_format} has no operation id: add it to OPERATION_IDS"
