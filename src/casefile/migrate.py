@@ -8,7 +8,12 @@ migrated by a newer release is left as it is by an older one, which runs on it w
 
 from __future__ import annotations
 
+import ast
+import asyncio
 import logging
+import re
+import sqlite3
+from contextlib import closing
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -36,15 +41,31 @@ def alembic_config(settings: Settings) -> Config:
     return config
 
 
+_REVISION_LINE = re.compile(r"^(revision|down_revision)\b[^=\n]*=\s*(.+)$", re.MULTILINE)
+
+
 @cache
+def _revision_graph() -> tuple[frozenset[str], str | None]:
+    """Every revision, and the one head, read from the migration files' `revision` and
+    `down_revision` lines (the head is None when they do not make exactly one, and Alembic decides)."""
+    revisions: set[str] = set()
+    parents: set[str] = set()
+    for path in (MIGRATIONS / "versions").glob("*.py"):
+        values = {name: ast.literal_eval(value) for name, value in _REVISION_LINE.findall(path.read_text())}
+        revisions.add(values["revision"])
+        down = values.get("down_revision")
+        parents.update((down,) if isinstance(down, str) else down or ())
+    heads = revisions - parents
+    return frozenset(revisions), next(iter(heads)) if len(heads) == 1 else None
+
+
 def known_revisions() -> frozenset[str]:
-    script = ScriptDirectory(str(MIGRATIONS))
-    return frozenset(revision.revision for revision in script.walk_revisions())
+    return _revision_graph()[0]
 
 
 @cache
 def head_revision() -> str:
-    head = ScriptDirectory(str(MIGRATIONS)).get_current_head()
+    head = _revision_graph()[1] or ScriptDirectory(str(MIGRATIONS)).get_current_head()
     assert head is not None
     return head
 
@@ -52,8 +73,14 @@ def head_revision() -> str:
 def upgrade(settings: Settings) -> str | None:
     """Bring the database to the newest schema this release knows. Safe to run from several
     processes at once. Returns the database's revision when it is newer than this release (a
-    newer casefile migrated it): then nothing is changed."""
+    newer casefile migrated it): then nothing is changed.
+
+    A database already at this release's head (every start but the first after an upgrade) is
+    seen so with one query, without loading Alembic and the migrations: a tenth of the start."""
     settings.ensure_data_dir()
+    current = _current_revision(settings)
+    if current is not None and current == _revision_graph()[1]:
+        return None
     config = alembic_config(settings)
     command.upgrade(config, "head")
     newer: str | None = config.attributes.get(NEWER_SCHEMA)
@@ -65,6 +92,34 @@ def upgrade(settings: Settings) -> str | None:
             head_revision(),
         )
     return newer
+
+
+def _current_revision(settings: Settings) -> str | None:
+    """The database's revision, read directly (None: not migrated, or not readable this way)."""
+    from sqlalchemy.engine import make_url
+
+    url = make_url(settings.resolved_database_url)
+    try:
+        if url.get_backend_name() == "sqlite":
+            if not url.database or url.database == ":memory:" or not Path(url.database).exists():
+                return None
+            with closing(sqlite3.connect(url.database)) as connection:
+                row = connection.execute("SELECT version_num FROM alembic_version").fetchone()
+            return str(row[0]) if row else None
+        return asyncio.run(_postgresql_revision(url.set(drivername="postgresql").render_as_string(False)))
+    except Exception:  # no table yet, or anything else: Alembic finds out and says
+        return None
+
+
+async def _postgresql_revision(dsn: str) -> str | None:
+    import asyncpg
+
+    connection = await asyncpg.connect(dsn, timeout=10)
+    try:
+        revision = await connection.fetchval("SELECT version_num FROM alembic_version")
+    finally:
+        await connection.close()
+    return str(revision) if revision is not None else None
 
 
 @dataclass(frozen=True)

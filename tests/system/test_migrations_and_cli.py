@@ -79,6 +79,19 @@ def test_migrations_build_exactly_the_models(blank: Settings) -> None:
     assert _schema_differences(blank) == []
 
 
+def test_the_revisions_read_from_the_files_are_alembics() -> None:
+    """`upgrade` sees a database at head without loading Alembic: from the files' own lines."""
+    from alembic.script import ScriptDirectory
+
+    from casefile.migrate import MIGRATIONS, _revision_graph
+
+    script = ScriptDirectory(str(MIGRATIONS))
+    assert _revision_graph() == (
+        frozenset(revision.revision for revision in script.walk_revisions()),
+        script.get_current_head(),
+    )
+
+
 def test_migrate_is_idempotent_and_safe_in_parallel(blank: Settings) -> None:
     runs = [
         subprocess.Popen(

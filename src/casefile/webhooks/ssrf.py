@@ -8,8 +8,10 @@ rebinding) is refused at the connection, and redirects are never followed.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import socket
+import ssl
 from collections.abc import Iterable
 from typing import Any
 from urllib.parse import SplitResult, urlsplit
@@ -120,14 +122,22 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
         await self._backend.sleep(seconds)
 
 
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """One TLS context for every delivery client: loading the CA bundle costs tens of milliseconds
+    of CPU, and the delivery worker makes several clients as the process starts (it was 16 loads,
+    most of the time a start took before answering; bench/README.md, "Start-up")."""
+    return httpx.create_ssl_context()
+
+
 class GuardedTransport(httpx.AsyncHTTPTransport):
     """httpx's transport on a connection pool that uses `GuardedBackend`. (httpx does not take a
     network backend as an argument, so the pool it made is replaced; httpx is pinned.)"""
 
     def __init__(self, *, allow_private: bool, max_connections: int) -> None:
-        super().__init__(retries=0)
+        super().__init__(retries=0, verify=_tls_context())
         self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=httpx.create_ssl_context(),
+            ssl_context=_tls_context(),
             max_connections=max_connections,
             max_keepalive_connections=max_connections,
             keepalive_expiry=30,
