@@ -128,7 +128,7 @@ def _ai() -> tuple[Status, str]:
 
 def _keys(settings: Settings) -> tuple[Status, str]:
     notes: list[str] = []
-    generated: list[str] = []
+    unset: list[str] = []
     for variable, configured, path in (
         ("CASEFILE_JWT_SECRET", settings.jwt_secret, settings.data_dir / "jwt-secret"),
         ("CASEFILE_SECRET_KEY", settings.secret_key, settings.data_dir / "secret-key"),
@@ -136,6 +136,7 @@ def _keys(settings: Settings) -> tuple[Status, str]:
         if configured is not None:
             notes.append(f"{variable} set")
             continue
+        unset.append(variable)
         if not path.exists():
             notes.append(f"{path.name} generated at the first start")
             continue
@@ -144,11 +145,10 @@ def _keys(settings: Settings) -> tuple[Status, str]:
                 raise ConfigurationError(f"{path} is empty: restore it from a backup")
         except PermissionError:
             raise ConfigurationError(f"{path} is not readable by this user: fix its owner") from None
-        generated.append(variable)
         notes.append(f"{path.name} in the data dir")
-    if generated and not settings.is_sqlite:
+    if unset and not settings.is_sqlite:
         return "warn", (
-            "; ".join(notes) + f": with several machines on one database, set {' and '.join(generated)} "
+            "; ".join(notes) + f": with several machines on one database, set {' and '.join(unset)} "
             "to the same value everywhere (docs/deployment.md)"
         )
     return "ok", "; ".join(notes)

@@ -110,14 +110,27 @@ def _user() -> str:
 
 
 def _missing_permission(path: Path) -> str:
-    """Which permission is missing, said for a person: on the directory, or on the one above it
-    where the directory would be created."""
-    if path.exists():
+    """Which permission is missing, said for a person: on the directory, or on the nearest one
+    above it that exists (where the directory would be created, or which it cannot pass)."""
+    if _exists(path):
         return f"write in {path} (it needs read, write and execute permission on it)"
     parent = path.parent
-    while not parent.exists():
+    while not _exists(parent):
         parent = parent.parent
-    return f"create {path} (it needs write permission on {parent})"
+    return (
+        f"create {path} (it needs write permission on {parent}, and execute permission on every folder above)"
+    )
+
+
+def _exists(path: Path) -> bool:
+    """Whether `path` exists, as this user can tell: a folder it may not pass hides what is in it."""
+    try:
+        path.stat()
+    except FileNotFoundError:
+        return False
+    except OSError:  # not allowed to look: what is there is not this user's to use
+        return path == path.parent
+    return True
 
 
 def check_database(settings: Settings) -> str:
@@ -139,8 +152,13 @@ def _check_sqlite(url: URL) -> str:
         raise ConfigurationError(
             f"{where}: the directory {Path(path).parent} does not exist; create it, or fix the path"
         )
+    if not Path(path).exists():  # created by the first migration; a check creates nothing
+        return f"SQLite at {path} (created at the first start)"
     try:
-        connection = sqlite3.connect(path, timeout=CONNECT_TIMEOUT_SECONDS)
+        # mode=rw: opened as it is, never created (a restore refused later must find no database).
+        connection = sqlite3.connect(
+            f"{Path(path).as_uri()}?mode=rw", uri=True, timeout=CONNECT_TIMEOUT_SECONDS
+        )
         try:
             connection.execute("PRAGMA schema_version").fetchone()
         finally:

@@ -127,8 +127,13 @@ def test_doctor_on_a_sound_set_up(blank: Settings) -> None:
     if variables:
         assert lines["redis"].startswith("ok") and "Redis at" in lines["redis"]
         assert lines["clock"].startswith("ok") and "Redis" in lines["clock"]
-    if not blank.is_sqlite:  # keys generated into the data dir on a shared database: a warning
-        assert lines["clock"].startswith("ok") and "PostgreSQL" in lines["clock"]
+    if not blank.is_sqlite:
+        assert "PostgreSQL" in lines["clock"]
+        # Keys generated into the data dir while machines may share the database: a warning.
+        assert (
+            lines["keys"].startswith("warn")
+            and "CASEFILE_JWT_SECRET and CASEFILE_SECRET_KEY" in lines["keys"]
+        )
 
 
 def test_doctor_fails_on_an_unmigrated_database(blank: Settings) -> None:
