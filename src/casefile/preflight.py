@@ -17,9 +17,9 @@ import socket
 import sqlite3
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, get_args
 
-from pydantic import ValidationError
+from pydantic import SecretStr, ValidationError
 
 from casefile.settings import Settings
 
@@ -47,7 +47,7 @@ def describe_invalid(exc: ValidationError) -> str:
         name = str(error["loc"][0]) if error["loc"] else ""
         variable = f"CASEFILE_{name.upper()}"
         field = Settings.model_fields.get(name)
-        secret = field is not None and "Secret" in str(field.annotation)
+        secret = field is not None and SecretStr in (field.annotation, *get_args(field.annotation))
         shown = "(hidden)" if secret else repr(error.get("input"))
         problem = str(error["msg"]).removeprefix("Value error, ")
         default = "" if field is None or field.default is None else f" (default: {field.default})"
