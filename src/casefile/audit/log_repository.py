@@ -48,7 +48,7 @@ async def place(session: AsyncSession, placed: list[dict[str, Any]]) -> None:
 
 async def add_nodes(session: AsyncSession, nodes: list[tuple[NodeKey, bytes]]) -> None:
     if nodes:
-        rows = [{"level": level, "index": index, "hash": value} for (level, index), value in nodes]
+        rows = [{"level": level, "node_index": index, "hash": value} for (level, index), value in nodes]
         await session.execute(_INSERT_NODES, rows)
 
 
@@ -58,8 +58,8 @@ async def nodes(session: AsyncSession, keys: Iterable[NodeKey]) -> dict[NodeKey,
     for start in range(0, len(wanted), 500):
         chunk = wanted[start : start + 500]
         rows = await session.execute(
-            select(AuditTreeNode.level, AuditTreeNode.index, AuditTreeNode.hash).where(
-                tuple_(AuditTreeNode.level, AuditTreeNode.index).in_(chunk)
+            select(AuditTreeNode.level, AuditTreeNode.node_index, AuditTreeNode.hash).where(
+                tuple_(AuditTreeNode.level, AuditTreeNode.node_index).in_(chunk)
             )
         )
         found.update({(row[0], row[1]): bytes(row[2]) for row in rows})
@@ -69,8 +69,8 @@ async def nodes(session: AsyncSession, keys: Iterable[NodeKey]) -> dict[NodeKey,
 async def leaf_hashes(session: AsyncSession, start: int, end: int) -> dict[int, bytes]:
     """Stored leaf hashes of positions `start` to `end - 1` (0-based), by position."""
     rows = await session.execute(
-        select(AuditTreeNode.index, AuditTreeNode.hash).where(
-            AuditTreeNode.level == 0, AuditTreeNode.index >= start, AuditTreeNode.index < end
+        select(AuditTreeNode.node_index, AuditTreeNode.hash).where(
+            AuditTreeNode.level == 0, AuditTreeNode.node_index >= start, AuditTreeNode.node_index < end
         )
     )
     return {row[0]: bytes(row[1]) for row in rows}

@@ -76,7 +76,7 @@ class AuditTreeNode(Base):
     __tablename__ = "audit_tree_nodes"
 
     level: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
-    index: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    node_index: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     hash: Mapped[bytes] = mapped_column(LargeBinary)
 
 

@@ -135,9 +135,9 @@ def upgrade() -> None:
     nodes = op.create_table(
         "audit_tree_nodes",
         sa.Column("level", sa.SmallInteger(), nullable=False),
-        sa.Column("index", sa.BigInteger(), nullable=False),
+        sa.Column("node_index", sa.BigInteger(), nullable=False),
         sa.Column("hash", sa.LargeBinary(), nullable=False),
-        sa.PrimaryKeyConstraint("level", "index", name=op.f("pk_audit_tree_nodes")),
+        sa.PrimaryKeyConstraint("level", "node_index", name=op.f("pk_audit_tree_nodes")),
     )
     op.create_table(
         "audit_tree_heads",
@@ -171,7 +171,7 @@ def upgrade() -> None:
     made: list[dict[str, object]] = []
     for value in hashes:
         made.extend(
-            {"level": level, "index": index, "hash": node}
+            {"level": level, "node_index": index, "hash": node}
             for (level, index), node in frontier.append(leaf_hash(value))
         )
         if len(made) >= BATCH:
