@@ -174,6 +174,10 @@ class Sequencer:
                 await store.renew_lease(session, self.token, now, self.lease_seconds)
                 self.renewed_at = asyncio.get_running_loop().time()
                 return 0
+            if self.needs_head and rows and frontier.size:
+                # The log as it was before this batch has no head yet (the chain migration 0017
+                # put in it): it gets its own, so it can be kept and proven on its own.
+                await self._record_head(session, self._signed_head(frontier, now))
             placed, nodes = [], []
             for entry_id, entry_hash in rows:
                 placed.append({"entry_id": entry_id, "new_seq": frontier.size + 1, "new_prev_hash": last_hash})
@@ -183,15 +187,19 @@ class Sequencer:
                 await store.place(session, placed)
             await store.add_nodes(session, nodes)
             head = self._signed_head(frontier, now)
-            await store.add_head(session, head)
+            await self._record_head(session, head)
             state.tree_size, state.root_hash = frontier.size, head["root_hash"]
             await store.renew_lease(session, self.token, now, self.lease_seconds)
-            if self.on_head is not None:
-                await self.on_head(session, head)
         self.frontier, self.last_hash = frontier, last_hash
         self.last_timestamp, self.needs_head = head["timestamp"], False
         self.renewed_at = asyncio.get_running_loop().time()
         return len(placed)
+
+    async def _record_head(self, session: AsyncSession, head: dict[str, Any]) -> None:
+        await store.add_head(session, head)
+        self.last_timestamp = head["timestamp"]
+        if self.on_head is not None:
+            await self.on_head(session, head)
 
     def _signed_head(self, frontier: Frontier, now: datetime) -> dict[str, Any]:
         root = frontier.root()
