@@ -37,7 +37,11 @@ def fill(settings: Settings, count: int, prefix: str = "case") -> None:
         try:
             for n in range(count):
                 await record_apart(
-                    db, "case.read", resource_type="case", resource_id=f"{prefix}_{n}", case_id=f"{prefix}_{n}"
+                    db,
+                    "case.read",
+                    resource_type="case",
+                    resource_id=f"{prefix}_{n}",
+                    case_id=f"{prefix}_{n}",
                 )
         finally:
             await db.dispose()
@@ -87,6 +91,20 @@ async def query(db: Database, statement: str) -> list[Any]:
     """SQL from inside a test's own event loop (`run_sql` starts one)."""
     async with db.transaction(write=False) as session:
         return list((await session.execute(text(statement))).all())
+
+
+async def until_none_waits(db: Database, at_least: int = 0) -> None:
+    """Until every committed entry is placed (and at least `at_least` are): the database is the
+    only place that says so, so it is asked every 50 ms."""
+    async with asyncio.timeout(30):
+        while True:
+            waiting = await query(db, "SELECT id FROM audit_entries WHERE seq IS NULL")
+            if (
+                not waiting
+                and len(await query(db, "SELECT id FROM audit_entries WHERE seq IS NOT NULL")) >= at_least
+            ):
+                return
+            await asyncio.sleep(0.05)
 
 
 def entries(settings: Settings) -> list[Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import itertools
 import json
 from pathlib import Path
 
@@ -128,7 +129,7 @@ def test_export_jsonl_holds_every_placed_entry_as_hashed(trail_settings: Setting
     lines = [json.loads(line) for line in target.read_text(encoding="utf-8").splitlines()]
     assert [e["seq"] for e in lines] == list(range(1, 13)) and all(e["sequenced"] for e in lines)
     assert all(content_hash(e) == e["hash"] for e in lines)
-    assert all(later["prev_hash"] == earlier["hash"] for earlier, later in zip(lines, lines[1:], strict=False))
+    assert all(later["prev_hash"] == earlier["hash"] for earlier, later in itertools.pairwise(lines))
     assert lines[0]["user_agent"] == "ünïcode agent" and lines[0]["details"] == {"n": 0}
     # The export is recorded (placed by the sequencer after the entries it wrote).
     sequence(trail_settings)

@@ -115,9 +115,9 @@ def many(n: int) -> list[bytes]:
 
 
 def test_small_trees_by_hand() -> None:
-    a, b, c = b"a", b"b", b"c"
+    a = b"a"
     la, lb, lc = sha(b"\x00a"), sha(b"\x00b"), sha(b"\x00c")
-    assert merkle.leaf_hash(a) == la and merkle.EMPTY_ROOT == sha(b"")
+    assert merkle.leaf_hash(a) == la and sha(b"") == merkle.EMPTY_ROOT
     assert merkle.root_of([la]) == la
     assert merkle.root_of([la, lb]) == sha(b"\x01" + la + lb)
     # Three leaves: the first two (the largest power of two below 3) left, the third right.
@@ -127,7 +127,9 @@ def test_small_trees_by_hand() -> None:
     assert made[1] == [((0, 1), lb), ((1, 0), sha(b"\x01" + la + lb))]  # the pair completed
     assert frontier.root() == merkle.root_of([la, lb, lc])
     nodes = {key: value for step in made for key, value in step}
-    assert [merkle.range_hash(s, e, nodes) for s, e in merkle.inclusion_ranges(2, 3)] == [sha(b"\x01" + la + lb)]
+    assert [merkle.range_hash(s, e, nodes) for s, e in merkle.inclusion_ranges(2, 3)] == [
+        sha(b"\x01" + la + lb)
+    ]
     assert [merkle.range_hash(s, e, nodes) for s, e in merkle.inclusion_ranges(0, 3)] == [lb, lc]
 
 

@@ -17,7 +17,7 @@ from casefile.audit.signing import signature_valid
 from casefile.db import Database
 from casefile.request_context import RequestContext, request_context
 from casefile.settings import Settings
-from tests.audit.conftest import check, entries, fill, query, sequence, sequence_all
+from tests.audit.conftest import check, entries, fill, query, sequence, sequence_all, until_none_waits
 from tests.support.servers import make_settings, run_sql
 
 
@@ -43,7 +43,9 @@ def test_entries_committed_out_of_order_are_placed_late_never_skipped(trail_sett
             await db.dispose()
 
     asyncio.run(run())
-    rows = run_sql(trail_settings, "SELECT id, resource_id, seq, prev_hash, hash FROM audit_entries ORDER BY seq")
+    rows = run_sql(
+        trail_settings, "SELECT id, resource_id, seq, prev_hash, hash FROM audit_entries ORDER BY seq"
+    )
     assert [r.resource_id for r in rows] == ["made_second", "made_first"]
     assert rows[1].id < rows[0].id  # made first, placed second
     assert rows[0].prev_hash == GENESIS_HASH and rows[1].prev_hash == rows[0].hash
@@ -60,7 +62,9 @@ def test_concurrent_writers_share_nothing_and_every_entry_is_placed_once(trail_s
         # Two Database objects stand for two processes; the sequencer runs while they write.
         dbs = [Database(trail_settings), Database(trail_settings)]
         stop = asyncio.Event()
-        sequencer = Sequencer(dbs[0], trail_settings.model_copy(update={"audit_sequence_interval_seconds": 0.05}))
+        sequencer = Sequencer(
+            dbs[0], trail_settings.model_copy(update={"audit_sequence_interval_seconds": 0.05})
+        )
         running = asyncio.create_task(sequencer.run(stop))
 
         async def writer(index: int) -> None:
@@ -74,9 +78,7 @@ def test_concurrent_writers_share_nothing_and_every_entry_is_placed_once(trail_s
         try:
             await asyncio.gather(*(writer(i) for i in range(WRITERS)))
             total = WRITERS * ENTRIES_EACH * 2
-            async with asyncio.timeout(30):
-                while len(await query(dbs[1], "SELECT id FROM audit_entries WHERE seq IS NOT NULL")) < total:
-                    await asyncio.sleep(0.05)
+            await until_none_waits(dbs[1], total)
         finally:
             stop.set()
             await running
@@ -111,16 +113,12 @@ def test_one_sequencer_leads_and_a_crashed_one_is_taken_over(trail_settings: Set
         stop = asyncio.Event()
         running = asyncio.create_task(other.run(stop))
         try:
-            async with asyncio.timeout(30):
-                while await query(other_db, "SELECT id FROM audit_entries WHERE seq IS NULL"):
-                    await asyncio.sleep(0.05)
+            await until_none_waits(other_db)
             # The crashed one comes back to life (a process paused past its lease): its batch is
             # fenced off by the lease's token, and it steps down.
             await record_apart(crashed_db, "case.read", resource_id="late")
             assert await crashed._place_batch() == 0 and crashed.token is None
-            async with asyncio.timeout(30):
-                while await query(other_db, "SELECT id FROM audit_entries WHERE seq IS NULL"):
-                    await asyncio.sleep(0.05)
+            await until_none_waits(other_db)
         finally:
             stop.set()
             await running
@@ -150,7 +148,9 @@ def test_heads_are_signed_and_a_rotated_key_is_kept(trail_settings: Settings) ->
             await db.dispose()
 
     asyncio.run(run())
-    keys = {r.key_id: bytes.fromhex(r.public_key) for r in run_sql(rotated, "SELECT * FROM audit_signing_keys")}
+    keys = {
+        r.key_id: bytes.fromhex(r.public_key) for r in run_sql(rotated, "SELECT * FROM audit_signing_keys")
+    }
     heads = run_sql(rotated, "SELECT * FROM audit_tree_heads ORDER BY tree_size")
     assert [h.tree_size for h in heads] == [3, 5] and len(keys) == 2
     assert heads[0].key_id != heads[1].key_id

@@ -147,7 +147,9 @@ def test_a_truncated_log_is_found(trail_settings: Settings) -> None:
 
 def test_an_altered_tree_head_is_named(trail_settings: Settings) -> None:
     logged(trail_settings)
-    run_sql(trail_settings, "UPDATE audit_tree_heads SET root_hash = :root WHERE tree_size = 3", root="ab" * 32)
+    run_sql(
+        trail_settings, "UPDATE audit_tree_heads SET root_hash = :root WHERE tree_size = 3", root="ab" * 32
+    )
     broken = check(trail_settings).broken
     assert broken is not None and broken.tree_size == 3 and "signature" in broken.reason
 
@@ -171,7 +173,11 @@ def test_a_rewritten_log_with_new_heads_is_found_against_a_kept_head(trail_setti
         "UPDATE audit_entries SET seq = NULL, prev_hash = NULL",
         "UPDATE audit_log_state SET tree_size = 0, root_hash = :empty, lease_expires_at = NULL",
     ):
-        run_sql(trail_settings, statement, empty="e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        run_sql(
+            trail_settings,
+            statement,
+            empty="e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+        )
     sequence(trail_settings)
     assert check(trail_settings).broken is None  # consistent in itself
     result = check(trail_settings, kept)

@@ -180,7 +180,9 @@ class Sequencer:
                 await self._record_head(session, self._signed_head(frontier, now))
             placed, nodes = [], []
             for entry_id, entry_hash in rows:
-                placed.append({"entry_id": entry_id, "new_seq": frontier.size + 1, "new_prev_hash": last_hash})
+                placed.append(
+                    {"entry_id": entry_id, "new_seq": frontier.size + 1, "new_prev_hash": last_hash}
+                )
                 nodes.extend(frontier.append(leaf_hash(bytes.fromhex(entry_hash))))
                 last_hash = entry_hash
             if placed:

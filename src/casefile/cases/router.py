@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Annotated
 
 from fastapi import APIRouter, Depends
@@ -128,5 +127,5 @@ async def case_audit(
     """The case's audit trail, newest first (needs `manage` on the case); pages follow
     `meta.pagination.next_cursor`."""
     await case_for(session, principal, case_id, Level.MANAGE)
-    items, next_cursor = await audit.list_entries(session, replace(filters, case_id=case_id), page)
+    items, next_cursor = await audit.list_case_entries(session, case_id, filters, page)
     return envelope.cursor_paginated(items, limit=page.limit, next_cursor=next_cursor)
