@@ -166,6 +166,7 @@ async def record_read(
     resource_id: str | None = None,
     case_id: str | None = None,
     details: Mapping[str, Any] | None = None,
+    actor: Actor | None = None,
 ) -> None:
     """Record what a read request (`session` is its transaction) read: committed before this
     returns, by the process's `ReadAppender`, which commits the entries of concurrent reads
@@ -178,7 +179,7 @@ async def record_read(
         case_id=case_id,
         outcome="success",
         details=details,
-        actor=None,
+        actor=actor,
     )
     await _appender(database_of(session)).append(entry)
 

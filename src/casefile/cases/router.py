@@ -107,7 +107,7 @@ async def get_case_access(case_id: str, principal: CurrentPrincipal, session: Se
     """The case's access mode, grants and walls. Needs `manage` on the case, or an administrator
     (who may read the settings even of a case they are walled off from)."""
     case = await access_settings_case(session, principal, case_id)
-    return envelope.ok(await service.case_access(session, case))
+    return envelope.ok(await service.read_case_access(session, case))
 
 
 @router.put("/{case_id}/access", response_model=Envelope[CaseAccessBody])

@@ -344,7 +344,20 @@ def _merged_passages(ranked: list[tuple[PassageRow, float]]) -> list[dict[str, A
 
 
 async def ask(session: AsyncSession, case: Case, question: str) -> dict[str, Any]:
-    """Answer from the passages of `case`, which the caller was checked to see."""
+    """Answer from the passages of `case`, which the caller was checked to see. Recorded with
+    the request's transaction (a POST): the question, and that the case's documents were read."""
+    audit.record(
+        session,
+        "case.ask",
+        resource_type="case",
+        resource_id=case.id,
+        case_id=case.id,
+        details={"question": question},
+    )
+    return await _answer(session, case, question)
+
+
+async def _answer(session: AsyncSession, case: Case, question: str) -> dict[str, Any]:
     case_id = case.id
     found = await repository.case_passages(session, case_id)
     if not found.passages:
