@@ -284,9 +284,9 @@ def record_event(session: AsyncSession, name: str, data: Mapping[str, Any], even
 
 
 async def trail_exists(session: AsyncSession) -> bool:
-    """Whether the database has the audit trail's tables (a database an older casefile migrated
-    does not, until it is migrated)."""
-    return await session.run_sync(lambda sync: inspect(sync.connection()).has_table("audit_entries"))
+    """Whether the database has the audit trail this code writes (the verifiable log of migration
+    0017; a database an older casefile migrated does not, until it is migrated)."""
+    return await session.run_sync(lambda sync: inspect(sync.connection()).has_table("audit_log_state"))
 
 
 # --- reading -------------------------------------------------------------------------------------
