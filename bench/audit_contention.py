@@ -46,7 +46,7 @@ import asyncpg
 import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
-from http_load import cpu_seconds, free_port, wait_ready  # noqa: E402
+from http_load import cpu_seconds, free_port, wait_ready
 
 PG = os.environ.get("CASEFILE_BENCH_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 EMAIL, PASSWORD = "admin@bench.test", "Bench-Passw0rd-123"
@@ -186,7 +186,8 @@ async def sequencing_latency(
         if not exists:
             return []
         rows = await conn.fetch(
-            "SELECT request_id, max(seq) AS seq FROM audit_entries WHERE request_id = ANY($1) GROUP BY request_id",
+            "SELECT request_id, max(seq) AS seq FROM audit_entries "
+            "WHERE request_id = ANY($1) GROUP BY request_id",
             [request_id for request_id, _ in kept],
         )
     finally:
@@ -289,25 +290,7 @@ def run_variant(name: str, src: Path, args: argparse.Namespace) -> dict[str, dic
                 ]["id"]
                 api.close()
                 asyncio.run(sequencer_started(url))
-                head = f"Host: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n"
-                counter = iter(range(10**9))
-
-                def post() -> bytes:
-                    n = next(counter)
-                    body = json.dumps(
-                        {
-                            "title": f"Bench v. Load {n}",
-                            "case_number": f"L-{name}-{n}",
-                            "client_name": "Bench Corp",
-                        }
-                    ).encode()
-                    return (
-                        f"POST /api/v1/cases HTTP/1.1\r\n{head}Content-Type: application/json\r\n"
-                        f"Content-Length: {len(body)}\r\n\r\n"
-                    ).encode() + body
-
-                read = f"GET /api/v1/cases/{case_id} HTTP/1.1\r\n{head}\r\n".encode()
-                make = post if load == "create" else (lambda: read)
+                make = request_maker(load, name, port, token, case_id)
                 result = asyncio.run(drive(port, children(serve.pid), url, make, args))
                 result["sequencing"] = asyncio.run(sequencing_latency(url, result["kept"], result["heads"]))
                 results[load] = result
@@ -320,6 +303,26 @@ def run_variant(name: str, src: Path, args: argparse.Namespace) -> dict[str, dic
                         except subprocess.TimeoutExpired:
                             proc.kill()
     return results
+
+
+def request_maker(load: str, name: str, port: int, token: str, case_id: str) -> Any:
+    """The next request's bytes: a new case each time, or a read of one case."""
+    head = f"Host: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n"
+    if load == "read":
+        read = f"GET /api/v1/cases/{case_id} HTTP/1.1\r\n{head}\r\n".encode()
+        return lambda: read
+    counter = iter(range(10**9))
+
+    def post() -> bytes:
+        n = next(counter)
+        case = {"title": f"Bench v. Load {n}", "case_number": f"L-{name}-{n}", "client_name": "Bench Corp"}
+        body = json.dumps(case).encode()
+        return (
+            f"POST /api/v1/cases HTTP/1.1\r\n{head}Content-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n"
+        ).encode() + body
+
+    return post
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -342,10 +345,12 @@ def main() -> None:
     ]
     table = {name: run_variant(name, src, args) for name, src in variants}
     print(
-        f"\n{args.connections} connections, {args.seconds:g} s per load, serve --workers 2 + one worker, PostgreSQL"
+        f"\n{args.connections} connections, {args.seconds:g} s per load, "
+        "serve --workers 2 + one worker, PostgreSQL"
     )
     print(
-        "| code | load | req/s | p50 ms | p99 ms | server CPU ms/req | samples | samples with an audit lock wait "
+        "| code | load | req/s | p50 ms | p99 ms | server CPU ms/req | samples "
+        "| samples with an audit lock wait "
         "| backends waiting on audit locks (mean) | on any lock (mean) | errors |"
     )
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -355,7 +360,8 @@ def main() -> None:
             print(
                 f"| {name} | {load} | {r['rps']:.0f} | {r['p50']:.1f} | {r['p99']:.1f} | {r['cpu_ms']:.2f} | "
                 f"{s.count} | {s.with_audit_wait} ({s.with_audit_wait / max(s.count, 1):.0%}) | "
-                f"{s.audit_waiting / max(s.count, 1):.2f} | {s.lock_waiting / max(s.count, 1):.2f} | {r['errors']} |"
+                f"{s.audit_waiting / max(s.count, 1):.2f} | {s.lock_waiting / max(s.count, 1):.2f} | "
+                f"{r['errors']} |"
             )
     for load in args.loads.split(","):
         if "before" in table and "after" in table:
@@ -372,7 +378,8 @@ def main() -> None:
         seq = r["sequencing"]
         if seq:
             print(
-                f"sequencing latency ({load} load, {len(seq)} requests): p50 {percentile(seq, 0.5) * 1000:.0f} ms, "
+                f"sequencing latency ({load} load, {len(seq)} requests): "
+                f"p50 {percentile(seq, 0.5) * 1000:.0f} ms, "
                 f"p99 {percentile(seq, 0.99) * 1000:.0f} ms, max {max(seq) * 1000:.0f} ms"
             )
 
