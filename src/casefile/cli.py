@@ -147,8 +147,8 @@ def serve(  # click passes options by name
 
 @main.command()
 def worker() -> None:
-    """Deliver webhooks and run AI jobs (alone, beside `casefile serve --no-worker`); stops on SIGTERM
-    or Ctrl-C."""
+    """Deliver webhooks, run AI jobs and sequence the audit log (alone, beside `casefile serve
+    --no-worker`); stops on SIGTERM or Ctrl-C."""
     from casefile.migrate import upgrade
 
     settings = _settings()
@@ -175,7 +175,7 @@ async def _run_worker(settings: Settings) -> None:
         loop.add_signal_handler(signum, stop.set)
     runtime = start_runtime(settings)
     settle_garbage_collector()
-    logging.getLogger("casefile").info("delivery and AI workers started")
+    logging.getLogger("casefile").info("delivery, AI and audit workers started")
     try:
         await run_background_workers(runtime, stop)
     finally:
