@@ -4,7 +4,6 @@ lower case in the document; no addresses; glued words cut; cited cases' parties 
 
 from __future__ import annotations
 
-import itertools
 import re
 
 from ..resources import word_set
@@ -19,6 +18,8 @@ from .name_rules import (
     ORG_WORDS,
     ModelNames,
     Vocabulary,
+    is_person_name,
+    join_wrapped_lines,
     title_case,
     valid_person,
 )
@@ -98,10 +99,16 @@ def _model_organization(name: str, vocabulary: Vocabulary) -> bool:
         return False
     if re.fullmatch(r"(?:the )?(?:State|Commonwealth|People|County|City) of .*", name, re.IGNORECASE):
         return False
+    if sum(len(w.strip(".,")) <= 2 and w.isupper() for w in words) * 2 >= len(words):
+        return False  # a list of codes ("AL • AR • CA • CO"), not a name
+    known = english_words()
+    if len(words) == 2 and words[0].casefold() in known and words[1] in ORG_HEAD_WORDS:
+        return False  # "Executive Board", "Maintenance Services": a term, not a name
     if any(w in ORG_HEAD_WORDS or w in ORG_WORDS for w in words):
         return True
+    if is_person_name(name):
+        return False  # "Tyrone Heath" in an e-mail's header is a person the model took for a firm
     # A name has a word that is not ordinary English, or not written in lower case in this document.
-    known = english_words()
     content = [w.strip(".,'\u2019").casefold() for w in words if w.casefold() not in FUNCTION_WORDS]
     return vocabulary.has_proper_word(name) and not all(w in known for w in content)
 
@@ -132,24 +139,6 @@ def _unglue(text: str, start: int, end: int) -> tuple[int, int]:
 
 # What the model leaves off a body's name: "Church" + " of the Open Bible", " of God".
 _OF_TAIL = re.compile(r"[ ](?:of|for)(?:[ ]the)?(?:[ ][A-Z][\w'\u2019-]*)+")
-# A line of wrapped prose: long, or ending on a word that must go on.
-_WRAPPED_MIN_CHARS = 40
-_ENDS_ON_LINK = re.compile(r"(?:\b(?i:of|for|the|and|with whom)|&)$")
-
-
-def _join_wrapped_lines(text: str) -> str:
-    """The text with the line breaks of wrapped prose turned into spaces, so that a name the
-    wrapping cut ("Athens\nChurch of the Open Bible", "Foundation of\nNorthern California") reaches
-    the model whole. Lengths and offsets are unchanged; short lines (captions, counsel blocks,
-    addresses) keep their breaks unless they end on a word that must go on ("of", "for", "and").
-    Line by line: linear in the text's length."""
-    lines = text.split("\n")
-    out = []
-    for line, following in itertools.pairwise(lines):
-        wrapped = following.strip() and (len(line) >= _WRAPPED_MIN_CHARS or _ENDS_ON_LINK.search(line))
-        out.append(line + (" " if wrapped else "\n"))
-    out.append(lines[-1])
-    return "".join(out)
 
 
 def model_names(pages: list[Page], excluded: SpansByPage) -> ModelNames:
@@ -157,7 +146,7 @@ def model_names(pages: list[Page], excluded: SpansByPage) -> ModelNames:
     found = ModelNames()
     vocabulary = Vocabulary.of(pages)
     for original in pages:
-        page = Page(number=original.number, text=_join_wrapped_lines(original.text))
+        page = Page(number=original.number, text=join_wrapped_lines(original.text))
         spans = excluded.get(page.number, [])
         for model_label, raw_start, raw_end in model_spans(page.text):
             label = model_label

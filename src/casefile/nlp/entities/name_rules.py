@@ -4,17 +4,105 @@ both kinds of name pass, and what the whole document says about its words (`Voca
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 
 from ..resources import alternatives, word_set
 from ..types import Page
 
-LEGAL_FORM = rf"(?:{alternatives('legal_forms')})\b\.?"
-BODY_SUFFIX = r"(?:Bank|BANK|Fund|FUND|Commission|Agency|Bureau|Authority)\b"
+# Legal forms of other countries, from cleanco (MIT; its term list ships in the package): "AB",
+# "Oy", "S.A.", "Ltda.", "Pty Ltd", "S. de R.L.", "Sdn Bhd". Written capitalised or in capitals
+# ("a Swedish ab" is no name); forms of two letters or fewer only in capitals, since in other
+# cases they are words or initials ("As", "Da"). Forms that are also common words are left out.
+_CLEANCO_LEFT_OUT = frozenset(
+    {
+        "as",
+        "et",
+        "da",
+        "pp",
+        "sd",
+        "ee",
+        "ij",
+        "kt",
+        "xt",
+        "xk",
+        "qk",
+        "vat",
+        "teo",
+        "fie",
+        "og",
+        "oe",
+        "hb",
+        "mb",
+        "nl",
+        "ks",
+        "kd",
+        "pt",
+        "kb",
+        "ky",
+        "ae",
+        "ay",
+        "aj",
+        "sal",
+        "ans",
+        "esv",
+        "cpt",
+        "dat",
+        "aat",
+        "zat",
+        "tov",
+        "ood",
+        "stg",
+        "pte",
+        "private",
+        "unlimited",
+        "company",
+        "corporation",
+        "incorporated",
+        "limited",
+        "3at",
+        "gte.",
+        "nuf",
+        "tmi",
+        "t:mi",
+        "secs",
+        "ses.",
+        "ultd",
+        "unltd",
+        "sae",
+        "saoc",
+        "saog",
+        "smba",
+        "obrt",
+        "ehf.",
+    }
+)
+
+
+def _cleanco_forms() -> list[str]:
+    from cleanco.termdata import terms_by_type
+
+    patterns = []
+    for term in sorted({t.strip() for terms in terms_by_type.values() for t in terms}, key=len, reverse=True):
+        letters = re.sub(r"[^a-z]", "", term)
+        if term in _CLEANCO_LEFT_OUT or term.startswith("&") or not letters:
+            continue
+        written = re.escape(term).replace(r"\ ", r"\s?")
+        if len(letters) <= 2:
+            patterns.append(written.upper())
+        else:
+            patterns.append(rf"(?=[A-Z])(?i:{written})")
+    return patterns
+
+
+LEGAL_FORM = rf"(?:{alternatives('legal_forms')}|{'|'.join(_cleanco_forms())})(?![\w])\.?"
+# Bodies without a legal form: "Federal Communications Commission", "Metropolitan Police Department".
+BODY_WORDS = word_set("body_words")
+BODY_SUFFIX = rf"(?:{alternatives('body_words')})\b"
 ORG_SUFFIX = rf"(?:{LEGAL_FORM}|{BODY_SUFFIX})(?:,?[ ]{LEGAL_FORM})?"
-# Names never cross a line: a caption's lines are separate names.
-NAME_WORD = r"(?:[A-Z][A-Za-z'\u2019-]*\.?|[a-z][A-Z][A-Za-z]+|&)"
+# Names never cross a line: a caption's lines are separate names. "AT&T" and "plan_b" are words.
+NAME_WORD = r"(?:[A-Z]+&[A-Z]+|[A-Z][A-Za-z_'\u2019-]*\.?|[a-z][A-Z][A-Za-z]+|&)"
 # Words a company's name may have that a person's may not: dotted initials ("V.O.S."), a web
 # domain ("BorrowMoney.com"), a leading number with letters or a hyphen ("313Acquisition",
 # "70-35 113th St.") or of five digits or more (the numbered "695014 B.C. Ltd.").
@@ -24,12 +112,12 @@ COMPANY_WORD = (
     + ")"
 )
 
+# Courts named by their department or district ("Appellate Division, Second Department").
 COURT_PART = re.compile(
     r"\b(?:First|Second|Third|Fourth|Fifth|Sixth|Seventh|Eighth|Ninth|Tenth|Eleventh)"
     r"(?:[ ]Judicial)?[ ](?:Department|District|Circuit)\b"
 )
 LEADING_NOISE = re.compile(rf"^(?:(?:{alternatives('leading_noise_words')}|(?i:In[ ]re))\b[:,]?\s+)+")
-# "Chief Technology Officer of Northpoint Software, Inc.": the role is not part of the name.
 ORG_WORDS = word_set("organization_words")
 LEGAL_FORM_WORDS = word_set("legal_forms") - {"Co", "CO", "AG", "PC"}  # also initials or names
 NOT_NAME_WORDS = word_set("not_name_words")
@@ -98,3 +186,36 @@ class Vocabulary:
         words = [w.strip(".,'\u2019") for w in name.split()]
         content = [w.casefold() for w in words if len(w) > 1 and w.casefold() not in FUNCTION_WORDS]
         return any(w not in self.lower for w in content)
+
+
+# A line of wrapped prose: long, or ending on a word that must go on.
+_WRAPPED_MIN_CHARS = 40
+_ENDS_ON_LINK = re.compile(r"(?:\b(?i:of|for|the|and|with whom)|&)$")
+
+
+def join_wrapped_lines(text: str) -> str:
+    """The text with the line breaks of wrapped prose turned into spaces, so that a name the
+    wrapping cut ("Athens\nChurch of the Open Bible", "Foundation of\nNorthern California") reaches
+    the model whole. Lengths and offsets are unchanged; short lines (captions, counsel blocks,
+    addresses) keep their breaks unless they end on a word that must go on ("of", "for", "and").
+    Line by line: linear in the text's length."""
+    lines = text.split("\n")
+    out = []
+    for line, following in itertools.pairwise(lines):
+        wrapped = following.strip() and (len(line) >= _WRAPPED_MIN_CHARS or _ENDS_ON_LINK.search(line))
+        out.append(line + (" " if wrapped else "\n"))
+    out.append(lines[-1])
+    return "".join(out)
+
+
+def is_person_name(name: str) -> bool:
+    """Whether probablepeople (MIT; a CRF model that ships in the package) reads `name` as a
+    person's rather than a company's: "Fred P. Baggett" is, "Concentra" and "Wiley Law Firm" are
+    not. A name it cannot parse is not taken for a person."""
+    import probablepeople  # a CRF model, loaded on first use
+
+    try:
+        _, kind = probablepeople.tag(name)
+    except probablepeople.RepeatedLabelError:
+        return False
+    return bool(kind == "Person")
