@@ -67,8 +67,19 @@ _ADDRESS_WORDS = frozenset(
         "NE",
         "SW",
         "SE",
+        "Avenida",
+        "Rua",
+        "Calle",
+        "Bairro",
+        "Cidade",
+        "Square",
+        "Plaza",
+        "Bldg",
     }
 )
+# What follows a place, not a person: a postcode or street number ("Marble Falls, TX 78654",
+# "Magalhaes de Castro, 4800").
+_PLACE_AFTER = re.compile(r",?[ ]*(?:[A-Z]{2}[ ]+)?\d{4,5}\b|,[ ]*\d+\b")
 # Lower-case words a name may contain ("Bend the Arc", "Union for Reform Judaism").
 _NAME_LINK_WORDS = frozenset(
     {"of", "the", "for", "and", "de", "du", "la", "del", "von", "van", "on", "in", "&"}
@@ -188,7 +199,7 @@ def model_names(pages: list[Page], excluded: SpansByPage) -> ModelNames:
                 name = title_case(name)
             # A lone word is a surname or a first name the model is least sure of; the rules find
             # the surnames that matter (judges, justices, caption parties).
-            if not _model_person(name, vocabulary):
+            if not _model_person(name, vocabulary) or _PLACE_AFTER.match(page.text, end):
                 continue
             found.people.append((name, page.number, start, end))
     return found

@@ -139,10 +139,18 @@ def title_case(name: str) -> str:
 ORG_AFTER = re.compile(rf",?[ ]{ORG_SUFFIX}")
 
 
+# Lower-case words a person's name may have ("Olga Vysotskaya de Brito", "Ludwig van Beethoven").
+PERSON_PARTICLES = frozenset(
+    {"de", "van", "von", "da", "del", "der", "la", "le", "di", "du", "dos", "bin", "al"}
+)
+
+
 def valid_person(name: str) -> bool:
     words = name.split()
     if not words or any(w.strip(".,") in NOT_NAME_WORDS or w in ORG_WORDS for w in words):
         return False
+    if any(w[:1].islower() and w not in PERSON_PARTICLES for w in words):
+        return False  # "and or Assigns" is no name
     if any(w.strip(",") in LEGAL_FORM_WORDS or w.strip(".,") in LEGAL_FORM_WORDS for w in words):
         return False  # "Cooley LLP", "Sandhill Amusements, Inc." are firms
     return not all(len(w.rstrip(".")) == 1 for w in words)

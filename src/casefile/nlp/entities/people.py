@@ -16,11 +16,13 @@ from .name_rules import (
     ORG_AFTER,
     ORG_SUFFIX,
     ModelNames,
+    is_person_name,
     person_key,
     person_key_text,
     title_case,
     valid_person,
 )
+from .ner import english_words
 
 _TITLE = (
     r"(?:Mr|Mrs|Ms|Miss|Dr|Prof|Professor|Judge|Justice|Hon|Honorable|Honourable|Magistrate Judge"
@@ -79,6 +81,12 @@ _PERSON_RULES = [
             r"(?:United States|Chief|Circuit|District|Magistrate|Judge|Justice)"
         ),
         (rf"(?:^|\n)[ \t]*{_CAPS_NAME},[ ](?:individually|Plaintiffs?|Defendants?|Petitioner|Respondent)"),
+        # A party in capitals with the office it is sued in: "ANDREA QUARANTILLO, District Director",
+        # "JANET NAPOLITANO,1 Secretary", "ERIC FRANKLIN, Warden".
+        (
+            rf"(?:^|\n|;[ ])[ \t]*{_CAPS_NAME},\d?\s(?:District[ ])?(?:Director|Secretary|Administrator"
+            r"|Commissioner|Warden|Sheriff|Governor|Mayor|Attorney[ ]General|Chief|Trustee|Superintendent)\b"
+        ),
         rf"\b(?:of|and)[ ]{_CAPS_NAME}(?:[ ]and|,)[ ][A-Z]",
         rf"(?:^|\n)[ \t]*{_CAPS_NAME}[ ]and[ ][A-Z]",
         rf"\b\d{{2}}/\d{{2}}/\d{{4}}[ ]+{_PERSON_NAME}(?=[ ][ ])",
@@ -168,8 +176,12 @@ def _caption_parties(pages: list[Page], excluded: SpansByPage) -> Iterator[tuple
                 continue
             for side in ("left", "right"):
                 raw = match.group(side)
+                if side == "left" and page.text[match.start(side) - 1 : match.start(side)] == "-":
+                    # A docket number's judge initials glued before the caption ("2:22-cv-06575-JMV-LDW
+                    # KOONES v. KEHATI"): the first word is the number's.
+                    raw = raw.partition(" ")[2]
                 cleaned = LEADING_NOISE.sub("", raw)
-                start = match.start(side) + len(raw) - len(cleaned)
+                start = match.end(side) - len(cleaned)  # cleaned is an end of the group
                 cleaned = cleaned.rstrip(",")
                 if re.search(ORG_SUFFIX + "$", cleaned):
                     continue  # organisations are found by the suffix rule already
@@ -192,13 +204,51 @@ def _compatible(short: tuple[str, ...], full: tuple[str, ...]) -> bool:
     return first_short == first_full or (len(first_short) == 1 and first_full.startswith(first_short))
 
 
+# A generational suffix after a name ("Eric H. Holder, Jr.", "Marshall L. Davidson, III").
+_SUFFIX_AFTER = re.compile(r",?[ ](?:Jr|JR|Sr|SR)\.?(?![\w])|,?[ ](?:III|II|IV)(?![\w])")
+# A name alone on its line, as in counsel lists and address blocks: "David E. Barry".
+_NAME_LINE = re.compile(
+    r"(?m)^[ \t]*(?P<person>[A-Z][a-z]+(?:[ ][A-Z]\.)?(?:[ ][A-Z][a-z'\u2019]+(?:-[A-Z][a-z]+)?){1,2})[ \t]*$"
+)
+
+
+def _with_suffix(pages: list[Page], mention: tuple[str, int, int, int]) -> tuple[str, int, int, int]:
+    name, page, start, end = mention
+    suffix = _SUFFIX_AFTER.match(pages[page - 1].text, end)
+    if suffix is None or re.search(r"(?:Jr|Sr|II|IV)\.?$", name):
+        return mention
+    written = suffix.group(0)
+    return f"{name}{written.replace('JR', 'Jr').replace('SR', 'Sr')}", page, start, suffix.end()
+
+
+def _name_lines(pages: list[Page], excluded: SpansByPage) -> Iterator[tuple[str, int, int, int]]:
+    """Names alone on their line that probablepeople reads as a person's and that have a word
+    which is not ordinary English ("David E. Barry", not "Claim History")."""
+    known = english_words()
+    for page in pages:
+        spans = excluded.get(page.number, [])
+        for match in _NAME_LINE.finditer(page.text):
+            name = match.group("person")
+            words = [w.strip(".").casefold() for w in name.split() if len(w.strip(".")) > 1]
+            if (
+                not valid_person(name)
+                or all(w in known for w in words)
+                or overlaps(spans, *match.span("person"))
+            ):
+                continue
+            if is_person_name(name):
+                yield name, page.number, *match.span("person")
+
+
 def find_people(
     pages: list[Page], excluded: SpansByPage, org_names: set[str], model: ModelNames
 ) -> EntitySet:
     mentions = list(person_mentions(pages, excluded))
     mentions.extend(model.people)
+    mentions.extend(_name_lines(pages, excluded))
     for name, page, start, end, _is_org in _caption_parties(pages, excluded):
         mentions.append((name, page, start, end))
+    mentions = [_with_suffix(pages, m) for m in mentions]
     # A person's "name" that is part of an organisation's ("Summit Roofing") is that organisation.
     mentions = [m for m in mentions if not any(org.startswith(person_key_text(m[0])) for org in org_names)]
     # The fullest form of each person wins; shorter forms attach to it when unambiguous.
