@@ -106,7 +106,8 @@ def main() -> None:
             for part in parts:
                 results["parts"][part] = _figures(part, client, indexed, args.misses)
 
-    print(f"\n{'measure':28}" + "".join(f"{part:>13}" for part in parts) + ("          gap" if len(parts) == 2 else ""))
+    gap_heading = "          gap" if len(parts) == 2 else ""
+    print(f"\n{'measure':28}" + "".join(f"{part:>13}" for part in parts) + gap_heading)
     for measure in MEASURES:
         values = [results["parts"][part][measure] for part in parts]
         line = f"{measure:28}" + "".join(f"{value:13.3f}" for value in values)

@@ -114,8 +114,13 @@ def draw_split(rows: list[dict[str, Any]], seed: int = SPLIT_SEED) -> dict[str, 
         rng.shuffle(ids)
         test.extend(ids[: math.ceil(TEST_SHARE * len(ids))])
     development = sorted({row["id"] for row in rows} - set(test))
-    return {"seed": seed, "test_share": TEST_SHARE, "stratified_by": "type",
-            "development": development, "test": sorted(test)}
+    return {
+        "seed": seed,
+        "test_share": TEST_SHARE,
+        "stratified_by": "type",
+        "development": development,
+        "test": sorted(test),
+    }
 
 
 def split() -> dict[str, list[str]]:
