@@ -4,12 +4,10 @@ Shared by the tests that enforce the floors (tests/ai/test_real_quality.py) and 
 that prints the figures (bench/ai_quality.py), so that both measure the same thing:
 
 - entities and types: each document is extracted from the file it is stored as (PDF, scanned PDF,
-  DOCX, HTML, e-mail, Markdown or text) and analysed by the functions `process_document` calls
-  (`extract_full`, `extract_entities`, the suggested type); no database. The summary and the
-  keywords, which `process_document` also computes, are left out: they are not measured here.
-  Should `process_document` come to compute entities or types differently, `_analyse` follows it.
+  DOCX, HTML, e-mail, Markdown or text) and analysed by `processing.analyse`, the function
+  `process_document` runs after extraction; no database.
 - search and ask: the documents are uploaded to a server (AI processing off) and the passages and
-  vectors made as `process_document` makes them (title prefix included) are stored with
+  vectors `processing.analyse` made (the title weighed in) are stored with
   `replace_passages`, as the AI worker stores them; the queries and questions then go through the
   real `/search` and `/cases/{id}/ask`. All documents sit in one case, so both parts of the split
   are searched among the same 150-odd documents.
@@ -38,10 +36,7 @@ import httpx
 from casefile.ai import processing
 from casefile.db import Database
 from casefile.nlp import extract
-from casefile.nlp.embedder import get_embedder
-from casefile.nlp.entities import extract_entities
-from casefile.nlp.passages import make_passages
-from casefile.nlp.sentences import split_sentences
+from casefile.nlp.extract.pages import Extraction
 from casefile.nlp.types import NoExtractableText, Page, TextPassage, Vectors
 from casefile.search.repository import replace_passages
 from tests.ai.test_quality import CATEGORIES, EXPECTED, PREDICTED
@@ -142,22 +137,19 @@ class Analysed:
 
 
 def _analyse(path: Path, title: str) -> Analysed:
-    """What `process_document` computes for entities, type and passages, by the same functions.
-    A scan read where OCR is not installed has no text: it is scored as finding nothing."""
+    """What `process_document` computes, by the same function (`processing.analyse`). A scan read
+    where OCR is not installed has no text: it is scored as finding nothing."""
     try:
-        pages = extract.extract_full(path, FILE_TYPES[path.suffix]).pages
+        extraction = extract.extract_full(path, FILE_TYPES[path.suffix])
     except NoExtractableText:
-        pages = [Page(1, "")]
-    sentences = [span for page in pages for span in split_sentences(page)]
-    passages = make_passages(pages, sentences)
-    vectors = get_embedder().embed([f"{title.strip()}\n{p.text}" for p in passages])
-    full_text = "\f".join(p.text for p in pages)
+        extraction = Extraction([Page(1, "")], "none", False)
+    result = processing.analyse(extraction, title)
     return Analysed(
-        pages=pages,
-        entities=extract_entities(pages),
-        suggested_type=processing._suggested_type(full_text),
-        passages=passages,
-        vectors=vectors,
+        pages=result.pages,
+        entities=result.ai["entities"],
+        suggested_type=result.ai["suggested_type"],
+        passages=result.passages,
+        vectors=result.vectors,
     )
 
 
