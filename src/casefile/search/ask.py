@@ -24,13 +24,13 @@ import numpy as np
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.cases.models import Case
-from casefile.nlp.answers import answer_adjustment, asked_kinds
+from casefile.nlp.answers import NAME_BONUS, answer_adjustment, asked_kinds, name_share, question_names
 from casefile.nlp.sentences import Span, split_sentences
 from casefile.nlp.types import Page
 from casefile.nlp.words import WORD, split_words
 from casefile.search import repository
 from casefile.search.repository import PassageRow
-from casefile.search.service import embed, query_words, rrf
+from casefile.search.service import FloatArray, embed, query_words, rrf
 from casefile.search.snippets import same_word
 
 # How many passages answers are looked for in, and how many full-text candidates are fused.
@@ -97,6 +97,29 @@ def _merged_passages(ranked: list[tuple[PassageRow, float]]) -> list[dict[str, A
     return merged
 
 
+def _scored(
+    question: str, words: list[str], candidates: list[tuple[PassageRow, Span]], semantic: FloatArray
+) -> list[tuple[float, int]]:
+    """(score, candidate index) of every candidate sentence, best first."""
+    distinct = set(words)
+    kinds = asked_kinds(question)
+    names = question_names(question)
+    scored: list[tuple[float, int]] = []
+    for n, (passage, sentence) in enumerate(candidates):
+        tokens = set(split_words(sentence.text))
+        shared = sum(1 for w in distinct if any(same_word(t, w) for t in tokens))
+        bonus = LEXICAL_BONUS * shared / len(distinct) if distinct else 0.0
+        # The event asked about is the one of the names the question gives: a sentence from a
+        # passage (and document) that holds them beats one about another party's hearing.
+        bonus += NAME_BONUS * name_share(names, f"{passage.document_title} {passage.text}")
+        # A sentence stating the kind of fact asked for beats a heading that names the subject, and
+        # one that only restates the question loses.
+        bonus += answer_adjustment(question, sentence.text, kinds)
+        scored.append((float(semantic[n]) + bonus, n))
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    return scored
+
+
 async def ask(session: AsyncSession, case: Case, question: str) -> dict[str, Any]:
     """Answer from the passages of `case`, which the caller was checked to see."""
     case_id = case.id
@@ -142,18 +165,7 @@ async def ask(session: AsyncSession, case: Case, question: str) -> dict[str, Any
     # Each sentence is embedded after its document's title: out of context "The term ends on
     # June 1." says little, "Residential lease. The term ends on June 1." says what ends.
     sentence_vectors = await embed([f"{p.document_title}. {s.text}" for p, s in candidates])
-    semantic = sentence_vectors @ query
-    distinct = set(words)
-    kinds = asked_kinds(question)
-    scored: list[tuple[float, int]] = []
-    for n, (_, sentence) in enumerate(candidates):
-        tokens = set(split_words(sentence.text))
-        shared = sum(1 for w in distinct if any(same_word(t, w) for t in tokens))
-        bonus = LEXICAL_BONUS * shared / len(distinct) if distinct else 0.0
-        # A sentence stating the kind of fact asked for beats a heading that names the subject.
-        bonus += answer_adjustment(question, sentence.text, kinds)
-        scored.append((float(semantic[n]) + bonus, n))
-    scored.sort(key=lambda item: (-item[0], item[1]))
+    scored = _scored(question, words, candidates, sentence_vectors @ query)
     best = scored[0][0]
     if best < ANSWER_MIN_SCORE:
         return _not_grounded(question, NOT_GROUNDED)
