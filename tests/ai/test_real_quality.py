@@ -1,9 +1,11 @@
-"""Quality floors on the set of real documents (tests/ai/real; tests/ai/real_set.py measures).
+"""Quality floors on the development part of the set of real documents (tests/ai/real;
+tests/ai/real_set.py measures).
 
-The floors are the figures measured on 2026-11-23 (bench/README.md, "AI quality on real
-documents") minus a small margin: they pass today and catch a regression. Raised after issue 13's
-entity model and rules, genre cues and answer scoring (the "before" figures are in
-bench/README.md); raise them again as the pipeline improves. `pytest -s` prints the figures and every miss.
+The floors are the development part's figures measured after issue 31 (bench/README.md, "AI
+quality on real documents") minus a small margin: they pass today and catch a regression. Only the
+development part is asserted: the locked test part is reported by `bench/ai_quality.py`, never
+asserted, so that nobody tunes the pipeline against a failing test. `pytest -s` prints the figures
+and every miss of the development part.
 """
 
 from __future__ import annotations
@@ -20,18 +22,19 @@ from tests.ai import real_set
 from tests.search.test_quality import _shares_a_word
 from tests.support.servers import Api
 
+PART = "development"  # the only part asserted (the module's docstring says why)
 # (precision, recall) floors per entity category.
 FLOORS: dict[str, tuple[float, float]] = {
-    "people": (0.83, 0.83),
-    "organizations": (0.67, 0.62),
+    "people": (0.82, 0.76),
+    "organizations": (0.69, 0.64),
     "dates": (0.97, 0.94),
     "money": (0.97, 0.97),
-    "citations": (0.95, 0.95),
+    "citations": (0.94, 0.93),
 }
-TYPE_ACCURACY_FLOOR = 0.92
+TYPE_ACCURACY_FLOOR = 0.93
 # (recall@5, MRR) per kind of query.
-SEARCH_FLOORS = {"literal": (0.95, 0.95), "paraphrase": (0.52, 0.45)}
-ASK_ACCURACY_FLOOR = 0.72  # the first answer sentence is the labelled one
+SEARCH_FLOORS = {"literal": (0.96, 0.96), "paraphrase": (0.55, 0.33)}
+ASK_ACCURACY_FLOOR = 0.60  # the first answer sentence is the labelled one
 
 
 def test_set_is_well_formed() -> None:
@@ -90,7 +93,7 @@ def test_queries_and_questions_are_well_formed() -> None:
 
 
 def test_entity_and_type_quality(capsys: pytest.CaptureFixture[str]) -> None:
-    report = real_set.evaluate_entities()
+    report = real_set.evaluate_entities(PART)
     text = "\n".join(["", *report.lines(), *report.misses])
     with capsys.disabled():
         print("\n".join(["", *report.lines()]))
@@ -114,7 +117,7 @@ def admin(search_api: Api) -> Iterator[httpx.Client]:
 def test_search_quality(
     admin: httpx.Client, indexed: real_set.IndexedSet, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    report = real_set.evaluate_search(admin, indexed)
+    report = real_set.evaluate_search(admin, indexed, PART)
     with capsys.disabled():
         print("\n".join(["", *report.lines()]))
     text = "\n".join([*report.lines(), *report.misses()])
@@ -134,7 +137,7 @@ def test_ask_quality(
     # `bench/ai_quality.py --backend postgresql` gives the same figure on PostgreSQL (2026-11-23).
     if backend != "sqlite":
         pytest.skip("ask quality is measured on SQLite (see the comment)")
-    report = real_set.evaluate_ask(admin, indexed)
+    report = real_set.evaluate_ask(admin, indexed, PART)
     with capsys.disabled():
         print("\n".join(["", *report.lines()]))
     rows: list[dict[str, Any]] = report.rows
