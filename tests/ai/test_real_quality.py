@@ -22,6 +22,10 @@ from tests.ai import real_set
 from tests.search.test_quality import _shares_a_word
 from tests.support.servers import Api
 
+# Analysing the 151 documents (OCR of the scans included) takes ~2.5 min on a quiet 2-core machine
+# and more under load; the first test to use them pays it, within this limit.
+pytestmark = pytest.mark.timeout(1200)
+
 PART = "development"  # the only part asserted (the module's docstring says why)
 # (precision, recall) floors per entity category.
 FLOORS: dict[str, tuple[float, float]] = {
