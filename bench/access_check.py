@@ -30,16 +30,14 @@ from pathlib import Path
 import asyncpg
 from sqlalchemy import insert
 
+from casefile.access.matter import visible_to
 from casefile.auth.permissions import ROLE_PERMISSIONS, Principal
-from casefile.cases.access import visible_to
-from casefile.cases.models import Case, CaseAssignee, CaseGrant, CaseWall
 from casefile.cases.repository import CASE_LIST
 from casefile.db import Database
-from casefile.groups.models import Group, GroupMember
 from casefile.listing import ListQuery, fetch_page
 from casefile.migrate import upgrade
+from casefile.models import Case, CaseAssignee, CaseGrant, CaseWall, Group, GroupMember, User
 from casefile.settings import Settings
-from casefile.users.models import User
 
 
 async def seed(db: Database, cases: int) -> tuple[list[str], list[str]]:

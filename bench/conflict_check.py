@@ -34,12 +34,11 @@ from sqlalchemy import insert
 from sqlalchemy.engine import make_url
 
 from casefile.auth.permissions import Principal
-from casefile.cases.models import Case
 from casefile.clock import new_id, utcnow
 from casefile.conflicts.service import run_check
-from casefile.contacts.models import Contact, ContactName, Party
 from casefile.db import make_engine
 from casefile.migrate import upgrade
+from casefile.models import Case, Contact, ContactName, Party
 from casefile.nlp.name_keys import name_key
 from casefile.settings import Settings
 

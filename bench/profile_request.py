@@ -58,12 +58,12 @@ LAYERS = [
     ("authentication (get_principal)", "auth/dependencies.py:get_principal"),
     ("  token decode", "auth/jwt_tokens.py:decode_access_token"),
     ("  rate limit (enforce)", "casefile/ratelimit.py:enforce"),
-    ("case lookup (case_for)", "cases/access.py:case_for"),
+    ("case lookup (case_for)", "access/matter.py:case_for"),
     ("case create (service)", "cases/service.py:create_case"),
     ("audit of the read", "audit/service.py:record_read"),
     ("commit (db.finish)", "casefile/db.py:finish"),
     ("SQLAlchemy execute", "sqlalchemy/orm/session.py:execute"),
-    ("response body (dump_for)", "auth/visibility.py:dump_for"),
+    ("response body (dump_for)", "access/visibility.py:dump_for"),
 ]
 
 

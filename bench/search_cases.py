@@ -50,10 +50,9 @@ from urllib.parse import urlsplit, urlunsplit
 import asyncpg
 import httpx
 
-from casefile.cases.models import Case
 from casefile.cases.repository import MAX_WORDS_PER_PREFIX, PLAIN_WORD
 from casefile.listing import search_words
-from casefile.models import Base
+from casefile.models import Base, Case
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS_DIR = ROOT / "bench" / "results"

@@ -51,13 +51,11 @@ import numpy as np
 from sqlalchemy import insert
 from sqlalchemy.engine import make_url
 
-from casefile.cases.models import Case
 from casefile.db import Database
-from casefile.documents.models import Document
 from casefile.migrate import upgrade
+from casefile.models import Case, Document, Passage
 from casefile.nlp.embedder import get_embedder
 from casefile.nlp.types import EMBEDDING_DIM
-from casefile.search.models import Passage
 from casefile.search.vector_index import VectorIndex
 from casefile.settings import Settings
 

@@ -595,7 +595,7 @@ def print_table(result: dict[str, Any]) -> None:
 
 
 def fake_case_data(i: int) -> dict[str, Any]:
-    """The shape of `casefile.events.catalogue.case_created`."""
+    """The shape of `casefile.events.payloads.case_created`."""
     from casefile.clock import format_timestamp, new_id, utcnow
 
     return {
@@ -716,9 +716,10 @@ class Bench:
         from pydantic import SecretStr
 
         from casefile.auth.permissions import Principal
-        from casefile.runtime import Runtime
+        from casefile.config.schemas import RetryPolicy
         from casefile.settings import Settings
-        from casefile.webhooks.schemas import RetryPolicy, WebhookCreate
+        from casefile.startup import start_runtime
+        from casefile.webhooks.schemas import WebhookCreate
         from casefile.webhooks.service import create_webhook
 
         settings = Settings(
@@ -730,7 +731,7 @@ class Bench:
             redis_url=self.args.redis_url,
             log_level="WARNING",
         )
-        self.runtime = Runtime.start(settings)
+        self.runtime = start_runtime(settings)
         actor = Principal(kind="api_key", id="key_bench", permissions=frozenset())
         body = WebhookCreate(
             name="bench receiver",
@@ -853,7 +854,7 @@ class Bench:
 
         from casefile import __version__
         from casefile.clock import new_id, utcnow
-        from casefile.events.models import Event
+        from casefile.models import Event
         from casefile.webhooks.delivery import payload_body
         from casefile.webhooks.signing import signature_headers
 
@@ -949,7 +950,7 @@ class Bench:
     async def count_statuses(self) -> dict[str, int]:
         from sqlalchemy import func, select
 
-        from casefile.webhooks.models import Delivery
+        from casefile.models import Delivery
 
         async with self.runtime.db.transaction(write=False) as session:
             rows = await session.execute(select(Delivery.status, func.count()).group_by(Delivery.status))
@@ -973,8 +974,7 @@ class Bench:
         """Figures of the deliveries of events that occurred in [since, until], from the database."""
         from sqlalchemy import and_, func, select
 
-        from casefile.events.models import Event
-        from casefile.webhooks.models import Delivery, DeliveryAttempt
+        from casefile.models import Delivery, DeliveryAttempt, Event
 
         window = and_(Event.occurred_at >= since, Event.occurred_at <= until)
         async with self.runtime.db.transaction(write=False) as session:

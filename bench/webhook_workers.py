@@ -179,7 +179,7 @@ async def baseline_main(spec: dict[str, Any]) -> None:
 
     from casefile import __version__
     from casefile.clock import new_id, utcnow
-    from casefile.events.models import Event
+    from casefile.models import Event
     from casefile.webhooks.delivery import payload_body
     from casefile.webhooks.signing import signature_headers
 
@@ -405,9 +405,10 @@ class Bench:
         from pydantic import SecretStr
 
         from casefile.auth.permissions import Principal
-        from casefile.runtime import Runtime
+        from casefile.config.schemas import RetryPolicy
         from casefile.settings import Settings
-        from casefile.webhooks.schemas import RetryPolicy, WebhookCreate
+        from casefile.startup import start_runtime
+        from casefile.webhooks.schemas import WebhookCreate
         from casefile.webhooks.service import create_webhook
 
         settings = Settings(
@@ -418,7 +419,7 @@ class Bench:
             webhook_allow_private_urls=True,
             log_level="WARNING",
         )
-        self.runtime = Runtime.start(settings)
+        self.runtime = start_runtime(settings)
         actor = Principal(kind="api_key", id="key_bench", permissions=frozenset())
         async with self.runtime.db.transaction() as session:
             for i in range(self.args.webhooks):
@@ -438,7 +439,7 @@ class Bench:
         from sqlalchemy import update
 
         from casefile.events.outbox import emit, write_outbox
-        from casefile.webhooks.models import Delivery
+        from casefile.models import Delivery
 
         for start in range(0, events, 50):
             async with self.runtime.db.transaction() as session:

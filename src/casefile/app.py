@@ -14,13 +14,12 @@ from sqlalchemy import text
 from starlette.middleware.cors import CORSMiddleware
 
 from casefile import __version__, api_docs, envelope, error_handlers, openapi
+from casefile.access.matter import CaseNotVisible
 from casefile.admin import build_admin_router
 from casefile.ai.router import router as ai_router
 from casefile.audit import denials
-from casefile.auth.router import router as auth_router
 from casefile.background import run_background_workers
 from casefile.calendar_feed.router import router as calendar_router
-from casefile.cases.access import CaseNotVisible
 from casefile.cases.router import router as cases_router
 from casefile.conflicts.router import router as conflicts_router
 from casefile.contacts.router import router as contacts_router
@@ -28,7 +27,7 @@ from casefile.deadlines.router import router as deadlines_router
 from casefile.deadlines.rulesets import shipped_rule_sets
 from casefile.documents.router import router as documents_router
 from casefile.documents.service import collect_orphaned_content
-from casefile.errors import Forbidden
+from casefile.errors import Forbidden, NotReady
 from casefile.holds.router import router as holds_router
 from casefile.input_rules import refuse_nul_in_parameters
 from casefile.metrics import Metrics, RequestMetricsMiddleware
@@ -43,9 +42,11 @@ from casefile.observability import router as metrics_router
 from casefile.query_parameters import QueryCheck
 from casefile.ratelimit import RateLimitHeadersMiddleware
 from casefile.routing import CURRENT_PREFIX, ApiAliasMiddleware
-from casefile.runtime import Runtime, settle_garbage_collector
+from casefile.runtime import Runtime
 from casefile.search.router import router as search_router
 from casefile.settings import Settings
+from casefile.signin.router import router as signin_router
+from casefile.startup import settle_garbage_collector, start_runtime
 from casefile.tasks.router import router as tasks_router
 from casefile.users.router import router as users_router
 
@@ -68,7 +69,7 @@ def include_api(app: FastAPI) -> None:
         documents_router,
         search_router,
         ai_router,
-        auth_router,
+        signin_router,
         users_router,
         holds_router,
         contacts_router,
@@ -90,7 +91,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # Deadline rule sets are data files: read and validated once, now, so a broken one stops
         # the start instead of failing a computation later.
         shipped_rule_sets()
-        runtime = Runtime.start(settings, metrics)
+        runtime = start_runtime(settings, metrics)
         if settings.webhook_allow_private_urls:
             log.warning(
                 "DEVELOPMENT SETTING ON: CASEFILE_WEBHOOK_ALLOW_PRIVATE_URLS=true lets webhooks reach "
@@ -184,16 +185,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         try:
             async with runtime.db.transaction(write=False) as session:
                 await session.execute(text("SELECT 1"))
-        except Exception:
+        except Exception as error:
             log.exception("readiness check failed")
-            return JSONResponse(
-                {
-                    "success": False,
-                    "error": {"code": "NOT_READY", "message": "The database does not answer"},
-                    "meta": envelope.meta(),
-                },
-                status_code=503,
-            )
+            raise NotReady("The database does not answer") from error
         return envelope.ok({"status": "ready"})
 
     include_api(app)

@@ -166,13 +166,13 @@ def worker() -> None:
 
 async def _run_worker(settings: Settings) -> None:
     from casefile.background import run_background_workers
-    from casefile.runtime import Runtime, settle_garbage_collector
+    from casefile.startup import settle_garbage_collector, start_runtime
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    runtime = Runtime.start(settings)
+    runtime = start_runtime(settings)
     settle_garbage_collector()
     logging.getLogger("casefile").info("delivery and AI workers started")
     try:

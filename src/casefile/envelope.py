@@ -82,7 +82,7 @@ def paginated(
 
 
 def cursor_paginated(items: list[dict[str, Any]], *, limit: int, next_cursor: str | None) -> JSONResponse:
-    """A page of a cursor list (`listing.fetch_after`): no page number or total, the next cursor."""
+    """A page of a cursor list (`listing.fetch_next`): no page number or total, the next cursor."""
     body_meta = meta()
     body_meta["pagination"] = {"limit": limit, "next_cursor": next_cursor}
     return JSONResponse({"success": True, "data": items, "meta": body_meta})

@@ -35,6 +35,7 @@ class ErrorCode(Enum):
     METHOD_NOT_ALLOWED = 405, "The method is not allowed on this resource"
     RATE_LIMITED = 429, "Too many requests"
     SSO_PROVIDER_UNAVAILABLE = 503, "The single sign-on provider cannot be reached; try again later"
+    NOT_READY = 503, "The service is not ready"
 
 
 class AppError(Exception):
@@ -101,6 +102,10 @@ class RateLimited(AppError, code=ErrorCode.RATE_LIMITED): ...
 
 class SsoNotConfigured(NotFound):
     message = "Single sign-on is not configured on this server"
+
+
+class NotReady(AppError, code=ErrorCode.NOT_READY):
+    """`/readyz`: a dependency the service needs (the database) does not answer."""
 
 
 class ProviderUnavailable(AppError, code=ErrorCode.SSO_PROVIDER_UNAVAILABLE):

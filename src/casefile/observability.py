@@ -14,11 +14,10 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import func, select
 from sqlalchemy.pool import QueuePool
 
-from casefile.ai.models import JOB_STATUSES, AiJob
 from casefile.errors import invalid_token, no_credentials
 from casefile.metrics import Metrics
+from casefile.models import DELIVERY_STATUSES, JOB_STATUSES, AiJob, Delivery
 from casefile.runtime import Runtime
-from casefile.webhooks.models import DELIVERY_STATUSES, Delivery
 
 log = logging.getLogger(__name__)
 

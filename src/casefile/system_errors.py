@@ -20,7 +20,7 @@ from types import TracebackType
 from redis.asyncio import Redis
 
 from casefile.db import Database
-from casefile.events import catalogue
+from casefile.events import payloads
 from casefile.events.outbox import emit
 
 log = logging.getLogger(__name__)
@@ -52,7 +52,7 @@ class ErrorReporter:
     ) -> None:
         """Called from the error handler; the event is written in the background, so the 500
         answer is not delayed, nor lost if the database is what failed."""
-        data = catalogue.system_error(
+        data = payloads.system_error(
             request_id=request_id,
             method=method,
             path=path,

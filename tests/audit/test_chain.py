@@ -81,7 +81,7 @@ def test_an_edit_that_also_recomputes_the_hash_breaks_the_next_link(trail_settin
 def _at(settings: Settings, entry_id: str) -> str:
     """The entry's `at` as the API shows it (and as it is hashed)."""
     from casefile.audit.chain import entry_fields
-    from casefile.audit.models import AuditEntry
+    from casefile.models import AuditEntry
 
     async def read() -> str:
         db = Database(settings)

@@ -14,8 +14,8 @@ from casefile.auth.permissions import ROLE_PERMISSIONS, Principal
 from casefile.cases.schemas import CaseCreate, CaseUpdate
 from casefile.cases.service import create_case, update_case
 from casefile.errors import InvalidStatusTransition
-from casefile.events.models import Event
 from casefile.events.outbox import write_outbox
+from casefile.models import Event
 
 pytestmark = pytest.mark.anyio
 

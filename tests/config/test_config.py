@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from casefile.documents.sniff import SUPPORTED_TYPES
+from casefile.storage.sniff import SUPPORTED_TYPES
 from tests.support.assertions import api_error, auth_error, details, ok
 from tests.support.factories import new_case, upload
 from tests.support.processes import Process

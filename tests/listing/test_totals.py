@@ -10,14 +10,13 @@ import pytest
 from sqlalchemy import delete, insert, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile.access.matter import visible_to
 from casefile.auth.permissions import ROLE_PERMISSIONS, Principal
-from casefile.cases.access import visible_to
-from casefile.cases.models import Case, CaseWall
 from casefile.cases.repository import CASE_LIST
 from casefile.envelope import paginated
-from casefile.groups.models import Group
 from casefile.groups.service import GROUP_LIST
 from casefile.listing import TOTAL_CAP, ListQuery, fetch_page
+from casefile.models import Case, CaseWall, Group
 from tests.support.factories import unique
 
 pytestmark = pytest.mark.anyio

@@ -17,8 +17,8 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import OperationalError
 
-from casefile import db as db_module
 from casefile.db import Database
+from casefile.db import sqlite as sqlite_gate
 from tests.support.servers import make_settings
 
 pytestmark = pytest.mark.anyio
@@ -97,7 +97,7 @@ async def test_this_processes_writers_queue_instead_of_failing(sqlite_db: tuple[
 async def test_a_writer_that_waits_too_long_fails_and_holds_nothing(
     sqlite_db: tuple[Database, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(db_module, "SQLITE_LOCK_TIMEOUT_SECONDS", 0.3)
+    monkeypatch.setattr(sqlite_gate, "SQLITE_LOCK_TIMEOUT_SECONDS", 0.3)
     db = Database(sqlite_db[0].settings)  # engines made with the short timeout
     path = sqlite_db[1]
     other = sqlite3.connect(path, isolation_level=None)

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from casefile.runtime import Runtime
+from casefile.startup import start_runtime
 from casefile.trash.worker import RetentionWorker
 from tests.support.assertions import api_error, auth_error, ok
 from tests.support.factories import new_case, upload
@@ -47,7 +47,7 @@ def sweep(api: Api) -> None:
     """One retention sweep by the background worker, on the server's database."""
 
     async def run() -> None:
-        runtime = Runtime.start(api.settings)
+        runtime = start_runtime(api.settings)
         stop = asyncio.Event()
         try:
             worker = asyncio.create_task(RetentionWorker(runtime, interval=0.05).run(stop))

@@ -14,11 +14,13 @@ from typing import Any
 import pytest
 from sqlalchemy import update
 
-from casefile.runtime import Runtime
+from casefile.models import Delivery
 from casefile.settings import Settings
-from casefile.webhooks import delivery as engine
+from casefile.startup import start_runtime
+from casefile.webhooks import recording
+from casefile.webhooks.claims import claim_due
 from casefile.webhooks.delivery import Claim, Outcome
-from casefile.webhooks.models import Delivery
+from casefile.webhooks.recording import record_batch
 from casefile.webhooks.ssrf import GuardedTransport
 from casefile.webhooks.worker import HttpClients, OutcomeRecorder
 from tests.support.assertions import ok
@@ -60,10 +62,10 @@ def test_a_stale_outcome_recorded_in_a_batch_changes_nothing(server: Api) -> Non
             ok(admin.post("/cases", json={"title": title}), 201)
 
     async def scenario() -> tuple[str, str]:
-        runtime = Runtime.start(server.settings)
+        runtime = start_runtime(server.settings)
         try:
             async with runtime.db.transaction() as session:
-                first, other = await engine.claim_due(session, runtime, limit=2)
+                first, other = await claim_due(session, runtime, limit=2)
             # `first`'s worker is presumed dead: its lease runs out and another claim takes over.
             async with runtime.db.transaction() as session:
                 await session.execute(
@@ -72,9 +74,9 @@ def test_a_stale_outcome_recorded_in_a_batch_changes_nothing(server: Api) -> Non
                     .values(lease_expires_at=datetime.now(UTC) - timedelta(seconds=1))
                 )
             async with runtime.db.transaction() as session:
-                [takeover] = await engine.claim_due(session, runtime, limit=1, delivery_id=first.delivery_id)
+                [takeover] = await claim_due(session, runtime, limit=1, delivery_id=first.delivery_id)
             assert takeover.lease_token == first.lease_token + 1 and takeover.attempt == 2
-            await engine.record_batch(runtime, [(first, outcome(200)), (other, outcome(500, "HTTP 500"))])
+            await record_batch(runtime, [(first, outcome(200)), (other, outcome(500, "HTTP 500"))])
             return first.delivery_id, other.delivery_id
         finally:
             await runtime.close()
@@ -127,13 +129,13 @@ def test_a_batch_of_every_kind_of_outcome_is_recorded_in_one_go(server: Api) -> 
     )
 
     async def scenario() -> list[str]:
-        runtime = Runtime.start(server.settings)
+        runtime = start_runtime(server.settings)
         try:
             async with runtime.db.transaction() as session:
-                claims = await engine.claim_due(session, runtime, limit=5)
+                claims = await claim_due(session, runtime, limit=5)
             assert [c.attempt for c in claims] == [1] * 5
             dead = dataclasses.replace(claims[2], attempt=2)  # as if it were its last attempt
-            await engine.record_batch(
+            await record_batch(
                 runtime,
                 [
                     (claims[0], outcome(200)),
@@ -141,7 +143,7 @@ def test_a_batch_of_every_kind_of_outcome_is_recorded_in_one_go(server: Api) -> 
                     (dead, outcome(410, "HTTP 410")),
                 ],
             )
-            await engine.record_batch(runtime, [(claims[3], refused), (claims[4], refused)])
+            await record_batch(runtime, [(claims[3], refused), (claims[4], refused)])
             return [c.delivery_id for c in claims]
         finally:
             await runtime.close()
@@ -206,7 +208,7 @@ def test_one_bad_outcome_does_not_fail_the_rest_of_its_batch(monkeypatch: pytest
         if "bad" in ids:
             raise RuntimeError("cannot store this row")
 
-    monkeypatch.setattr(engine, "record_batch", record_batch)
+    monkeypatch.setattr(recording, "record_batch", record_batch)
 
     async def scenario() -> list[BaseException | None]:
         recorder = OutcomeRecorder(runtime=None)  # type: ignore[arg-type]

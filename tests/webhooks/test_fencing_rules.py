@@ -18,10 +18,12 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.events.outbox import emit, write_outbox
+from casefile.models import Delivery, DeliveryAttempt, Webhook
 from casefile.secretbox import SecretBox
 from casefile.settings import Settings
-from casefile.webhooks.delivery import LOST_ATTEMPT, Outcome, claim_due, record_batch
-from casefile.webhooks.models import Delivery, DeliveryAttempt, Webhook
+from casefile.webhooks.claims import LOST_ATTEMPT, claim_due
+from casefile.webhooks.delivery import Outcome
+from casefile.webhooks.recording import record_batch
 
 pytestmark = pytest.mark.anyio
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 
 from casefile.settings import Settings
-from casefile.webhooks.delivery import LOST_ATTEMPT
+from casefile.webhooks.claims import LOST_ATTEMPT
 from tests.support.assertions import ok
 from tests.support.processes import Process
 from tests.support.servers import ADMIN_EMAIL, ADMIN_PASSWORD, Api, make_settings, serving

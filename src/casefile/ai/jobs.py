@@ -17,13 +17,11 @@ from typing import Any
 from sqlalchemy import exists, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from casefile.ai.models import AiJob
-from casefile.cases.models import Case
 from casefile.clock import utcnow
 from casefile.db import after_commit
-from casefile.documents.models import Document, not_trashed
-from casefile.events import catalogue
+from casefile.events import payloads
 from casefile.events.outbox import emit
+from casefile.models import AiJob, Case, Document, document_not_trashed
 from casefile.runtime import Runtime
 from casefile.worker.lease import LeaseClaim, backoff_seconds
 
@@ -117,7 +115,7 @@ async def _start(session: AsyncSession, job: AiJob) -> None:
         document = await session.get(Document, job.document_id)
         if document is not None:
             document.processing_status = "processing"
-    await emit(session, "ai.processing_started", catalogue.ai_processing_started(job))
+    await emit(session, "ai.processing_started", payloads.ai_processing_started(job))
 
 
 async def holding(session: AsyncSession, claim: JobClaim) -> AiJob | None:
@@ -155,7 +153,7 @@ async def fail(session: AsyncSession, job: AiJob, reason: str, *, retry: bool) -
     await emit(
         session,
         "ai.processing_failed",
-        catalogue.ai_processing_failed(job, reason=reason, will_retry=will_retry),
+        payloads.ai_processing_failed(job, reason=reason, will_retry=will_retry),
     )
     job.last_error, job.lease_expires_at, job.updated_at = reason, None, now
     if will_retry:
@@ -183,7 +181,9 @@ async def has_processed_documents(session: AsyncSession, case_id: str) -> bool:
         await session.scalar(
             select(
                 exists().where(
-                    Document.case_id == case_id, Document.processing_status == "completed", not_trashed()
+                    Document.case_id == case_id,
+                    Document.processing_status == "completed",
+                    document_not_trashed(),
                 )
             )
         )
@@ -194,7 +194,7 @@ async def processed_documents(session: AsyncSession, case_id: str) -> list[tuple
     """(id, title, ai) of the case's processed documents, oldest first: a case summary's input."""
     rows = await session.execute(
         select(Document.id, Document.title, Document.ai)
-        .where(Document.case_id == case_id, Document.processing_status == "completed", not_trashed())
+        .where(Document.case_id == case_id, Document.processing_status == "completed", document_not_trashed())
         .order_by(Document.uploaded_at, Document.id)
     )
     return [(row.id, row.title, row.ai) for row in rows if row.ai]

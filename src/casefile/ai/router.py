@@ -6,15 +6,22 @@ from fastapi import APIRouter, Depends, Query
 from fastapi.responses import JSONResponse
 
 from casefile import envelope
+from casefile.access.dependencies import (
+    CasesWrite,
+    CaseToWrite,
+    DocumentsRead,
+    DocumentsWrite,
+    DocumentToWrite,
+)
+from casefile.access.matter import case_for
 from casefile.ai import service
-from casefile.ai.models import AiJob
+from casefile.ai.repository import JOB_LIST
 from casefile.ai.schemas import JobOut, JobStatusOut, ReprocessOut
-from casefile.auth.dependencies import AdminPrincipal, RuntimeDep, SessionDep
-from casefile.cases.access import case_for
-from casefile.cases.dependencies import CasesWrite, CaseToWrite
-from casefile.documents.dependencies import DocumentsRead, DocumentsWrite, DocumentToWrite
+from casefile.auth.dependencies import AdminPrincipal
 from casefile.envelope import Envelope, PageEnvelope
 from casefile.listing import ListQuery, list_query
+from casefile.models import AiJob
+from casefile.request_scope import RuntimeDep, SessionDep
 
 router = APIRouter(tags=["ai"])
 # Included under /admin (casefile.admin): administrators only.
@@ -45,7 +52,7 @@ async def summarize_case(
     return _accepted(await service.summarize_case(session, runtime, principal, case))
 
 
-JobListQuery = Annotated[ListQuery, Depends(list_query(service.JOB_LIST))]
+JobListQuery = Annotated[ListQuery, Depends(list_query(JOB_LIST))]
 
 
 @router.get("/jobs/{job_id}", response_model=Envelope[JobStatusOut])

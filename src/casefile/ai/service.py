@@ -5,18 +5,14 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile.access.matter import not_trashed, row_in_case
 from casefile.ai import jobs
-from casefile.ai.models import JOB_KINDS, JOB_STATUSES, AiJob
-from casefile.ai.schemas import JobStatusOut
+from casefile.ai.repository import JOB_LIST
 from casefile.auth.permissions import Principal
-from casefile.cases.access import CaseNotVisible, case_for, not_trashed
-from casefile.cases.models import Case
 from casefile.config.service import load as load_config
-from casefile.db import get_or_404
-from casefile.documents.models import Document
-from casefile.documents.models import not_trashed as document_not_trashed
 from casefile.errors import Conflict
-from casefile.listing import ListQuery, ListSpec, Page, fetch_page
+from casefile.listing import ListQuery, Page, fetch_page
+from casefile.models import AiJob, Case, Document, document_not_trashed
 from casefile.runtime import Runtime
 
 
@@ -83,25 +79,9 @@ async def reprocess(
     return len(documents), left or 0
 
 
-JOB_LIST = ListSpec(
-    model=AiJob,
-    sortable={"created_at": AiJob.created_at, "finished_at": AiJob.finished_at},
-    default_sort="created_at",
-    tiebreak=AiJob.id,
-    output_fields=frozenset(JobStatusOut.model_fields),
-    filters={"status": AiJob.status, "kind": AiJob.kind, "document_id": AiJob.document_id},
-    filter_choices={"status": JOB_STATUSES, "kind": JOB_KINDS},
-)
-
-
 async def job_for(session: AsyncSession, principal: Principal, job_id: str) -> AiJob:
     """The job if the caller may see its case (else 404, as for a job that does not exist)."""
-    job = await get_or_404(session, AiJob, job_id, "Job not found")
-    try:
-        await case_for(session, principal, job.case_id)
-    except CaseNotVisible as exc:
-        raise CaseNotVisible(job.case_id, "Job not found") from exc
-    return job
+    return await row_in_case(session, principal, AiJob, job_id, not_found="Job not found")
 
 
 async def list_jobs(session: AsyncSession, case: Case, query: ListQuery) -> Page[AiJob]:

@@ -27,13 +27,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.ai import jobs, pool_process
 from casefile.ai.jobs import JobClaim
-from casefile.ai.models import AiJob
-from casefile.cases.models import Case
 from casefile.clock import format_timestamp, utcnow
 from casefile.config.service import load as load_config
-from casefile.documents.models import Document
-from casefile.events import catalogue
+from casefile.events import payloads
 from casefile.events.outbox import emit
+from casefile.models import AiJob, Case, Document
 from casefile.nlp.types import NoExtractableText, ProcessingFailed, TextPassage, Vectors
 from casefile.runtime import Runtime
 
@@ -196,7 +194,7 @@ class AiWorker:
                 document.processing_status = "skipped"
             await jobs.mark_summary_stale(session, document, "reprocessed")
             await self._completed(session, job, document.processing_status, started)
-            await emit(session, "document.processed", catalogue.document_processed(document))
+            await emit(session, "document.processed", payloads.document_processed(document))
 
     async def _summarize_case(self, claim: JobClaim, started: float) -> None:
         async with self.runtime.db.transaction(write=False) as session:
@@ -226,7 +224,7 @@ class AiWorker:
         await emit(
             session,
             "ai.processing_completed",
-            catalogue.ai_processing_completed(job, status=status, duration_ms=duration_ms),
+            payloads.ai_processing_completed(job, status=status, duration_ms=duration_ms),
         )
 
     async def _in_pool(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:

@@ -7,8 +7,8 @@ from typing import Annotated
 
 from fastapi import Depends
 
-from casefile.api_keys.models import ApiKey
 from casefile.api_keys.service import get_api_key
-from casefile.auth.dependencies import in_path
+from casefile.models import ApiKey
+from casefile.request_scope import in_path
 
 ApiKeyInPath = Annotated[ApiKey, Depends(in_path(get_api_key, "key_id"))]

@@ -8,15 +8,17 @@ from fastapi.responses import JSONResponse
 from casefile import envelope
 from casefile.api_keys import service
 from casefile.api_keys.dependencies import ApiKeyInPath
+from casefile.api_keys.repository import API_KEY_LIST
 from casefile.api_keys.schemas import ApiKeyCreate, ApiKeyCreated, ApiKeyOut
-from casefile.auth.dependencies import AdminPrincipal, SessionDep
+from casefile.auth.dependencies import AdminPrincipal
 from casefile.envelope import DeletedOut, Envelope, PageEnvelope
 from casefile.listing import ListQuery, list_query
+from casefile.request_scope import SessionDep
 
 # Mounted under /admin, whose router already demands an administrator's access token.
 router = APIRouter(prefix="/api-keys", tags=["api keys"])
 
-ApiKeyListQuery = Annotated[ListQuery, Depends(list_query(service.API_KEY_LIST))]
+ApiKeyListQuery = Annotated[ListQuery, Depends(list_query(API_KEY_LIST))]
 
 
 @router.post("", response_model=Envelope[ApiKeyCreated], status_code=201)

@@ -6,23 +6,16 @@ from __future__ import annotations
 from sqlalchemy import column, select, table
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from casefile.api_keys import tokens
-from casefile.api_keys.models import ApiKey
-from casefile.api_keys.schemas import ApiKeyCreate, ApiKeyOut
+from casefile.api_keys.repository import API_KEY_LIST
+from casefile.api_keys.schemas import ApiKeyCreate
 from casefile.audit import service as audit
+from casefile.auth import api_key_tokens as tokens
 from casefile.auth.permissions import Principal
 from casefile.clock import utcnow
 from casefile.db import get_or_404
 from casefile.errors import ErrorDetail, ValidationFailed
-from casefile.listing import ListQuery, ListSpec, Page, fetch_page
-
-API_KEY_LIST = ListSpec(
-    model=ApiKey,
-    sortable={"created_at": ApiKey.created_at, "name": ApiKey.name, "expires_at": ApiKey.expires_at},
-    default_sort="created_at",
-    tiebreak=ApiKey.id,
-    output_fields=frozenset(ApiKeyOut.model_fields),
-)
+from casefile.listing import ListQuery, Page, fetch_page
+from casefile.models import ApiKey
 
 
 async def create_api_key(session: AsyncSession, actor: Principal, body: ApiKeyCreate) -> tuple[ApiKey, str]:
@@ -54,7 +47,7 @@ async def create_api_key(session: AsyncSession, actor: Principal, body: ApiKeyCr
 
 
 # The cases table as this lower layer sees it: keys only name cases, and the access rules that
-# narrow a key to its creator's cases live with the cases (cases/access.py).
+# narrow a key to its creator's cases live with the cases (access/matter.py).
 _CASES = table("cases", column("id"))
 
 

@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from casefile.audit.models import AuditEntry
 from casefile.clock import format_timestamp
+from casefile.models import AuditEntry
 
 GENESIS_HASH = "0" * 64
 HASHED_FIELDS = (

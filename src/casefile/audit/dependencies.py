@@ -6,9 +6,9 @@ from typing import Annotated
 
 from fastapi import Depends, Query
 
-from casefile.audit.repository import AuditFilters
+from casefile.audit.repository import AUDIT_LIST, AuditFilters
 from casefile.audit.service import parse_filters
-from casefile.listing import CursorQuery, cursor_query
+from casefile.listing import ListQuery, cursor_query
 from casefile.schemas import QueryTime
 
 ActorParam = Annotated[str | None, Query(max_length=40, description="Only this actor (user or API key id)")]
@@ -41,4 +41,4 @@ def case_trail_filters(
 
 TrailFilters = Annotated[AuditFilters, Depends(trail_filters)]
 CaseTrailFilters = Annotated[AuditFilters, Depends(case_trail_filters)]
-AuditPage = Annotated[CursorQuery, Depends(cursor_query)]
+AuditPage = Annotated[ListQuery, Depends(cursor_query(AUDIT_LIST))]

@@ -11,8 +11,9 @@ from sqlalchemy import ColumnElement, Table, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from casefile.audit.chain import GENESIS_HASH
-from casefile.audit.models import AuditChainHead, AuditEntry
-from casefile.listing import CursorQuery, fetch_after
+from casefile.audit.schemas import AuditEntryOut
+from casefile.listing import ListQuery, ListSpec, fetch_next
+from casefile.models import AuditChainHead, AuditEntry
 
 HEAD_ID = 1
 VERIFY_BATCH = 1000
@@ -72,10 +73,20 @@ class AuditFilters:
         return where
 
 
+# Read by cursor only, newest first (`listing.cursor_query`): the trail only grows.
+AUDIT_LIST = ListSpec(
+    model=AuditEntry,
+    sortable={"seq": AuditEntry.seq},
+    default_sort="seq",
+    tiebreak=AuditEntry.id,
+    output_fields=frozenset(AuditEntryOut.model_fields),
+)
+
+
 async def page(
-    session: AsyncSession, filters: AuditFilters, query: CursorQuery
+    session: AsyncSession, filters: AuditFilters, query: ListQuery
 ) -> tuple[list[AuditEntry], str | None]:
-    return await fetch_after(session, AuditEntry, AuditEntry.seq, query, conditions=filters.conditions())
+    return await fetch_next(session, AUDIT_LIST, query, conditions=filters.conditions())
 
 
 async def in_order(

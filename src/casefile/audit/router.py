@@ -10,8 +10,8 @@ from casefile import envelope
 from casefile.audit import service
 from casefile.audit.dependencies import AuditPage, TrailFilters
 from casefile.audit.schemas import AuditEntryOut
-from casefile.auth.dependencies import SessionDep
 from casefile.envelope import CursorPageEnvelope
+from casefile.request_scope import SessionDep
 
 router = APIRouter(prefix="/audit", tags=["audit"])
 

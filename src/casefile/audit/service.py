@@ -29,12 +29,11 @@ from casefile.audit import repository
 from casefile.audit.chain import ChainBreak, ChainChecker, entry_fields, entry_hash
 from casefile.audit.repository import AuditFilters
 from casefile.clock import format_timestamp, new_id, utcnow
-from casefile.db import Database, before_commit, transaction_state
-from casefile.listing import CursorQuery
+from casefile.db import Database, database_of, pending_rows, take_pending_rows
+from casefile.listing import ListQuery
 from casefile.request_context import ActorType, current_context
 
 Outcome = Literal["success", "denied", "failed"]
-_PENDING = "audit_pending"
 
 # Events that record a change by someone, and the action their entry is recorded under (the
 # event's own name unless said here). Events of background work (AI processing, a document's
@@ -79,12 +78,7 @@ def record(
         details=details,
         actor=actor,
     )
-    state = transaction_state(session)
-    pending: list[dict[str, Any]] | None = state.get(_PENDING)
-    if pending is None:
-        pending = state[_PENDING] = []
-        before_commit(session, append_pending)
-    pending.append(entry)
+    pending_rows(session, append_pending).append(entry)
 
 
 def _entry(
@@ -131,7 +125,7 @@ async def append_pending(session: AsyncSession) -> None:
     The head's lock is the last one the transaction takes, and it is held only for the commit:
     writers queue for it briefly, and never while holding it wait for another lock (no deadlock
     with the rows the transaction changed)."""
-    pending: list[dict[str, Any]] = transaction_state(session).pop(_PENDING, [])
+    pending = take_pending_rows(session, append_pending)
     if pending:
         await _chain(session, pending)
 
@@ -176,7 +170,6 @@ async def record_apart(
 
 async def record_read(
     session: AsyncSession,
-    db: Database,
     action: str,
     *,
     resource_type: str | None = None,
@@ -188,7 +181,7 @@ async def record_read(
     before this returns, by the process's `ReadAppender`, which commits the entries of concurrent
     reads together (one lock of the chain's head and one commit for all of them, instead of one
     each: reads no longer queue one by one for the head)."""
-    del session  # the read's own transaction does not write (on SQLite it cannot)
+    # The read's own transaction does not write (on SQLite it cannot): its database's appender does.
     entry = _entry(
         action,
         resource_type=resource_type,
@@ -198,7 +191,7 @@ async def record_read(
         details=details,
         actor=None,
     )
-    await _appender(db).append(entry)
+    await _appender(database_of(session)).append(entry)
 
 
 class ReadAppender:
@@ -310,7 +303,7 @@ async def trail_exists(session: AsyncSession) -> bool:
 
 
 async def list_entries(
-    session: AsyncSession, filters: AuditFilters, query: CursorQuery
+    session: AsyncSession, filters: AuditFilters, query: ListQuery
 ) -> tuple[list[dict[str, Any]], str | None]:
     rows, next_cursor = await repository.page(session, filters, query)
     return [entry_fields(row) for row in rows], next_cursor

@@ -11,8 +11,8 @@ from redis.asyncio import Redis
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from casefile.auth.models import RevokedSession
 from casefile.clock import utcnow
+from casefile.models import RevokedSession
 
 
 class DenyList(Protocol):

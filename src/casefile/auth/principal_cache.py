@@ -42,6 +42,8 @@ from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.orm import ORMExecuteState, Session, UOWTransaction
 from sqlalchemy.sql.dml import UpdateBase
 
+from casefile.db import after_commit, transaction_state
+
 log = logging.getLogger(__name__)
 
 SHARED_CHECK_SECONDS = 0.5
@@ -69,8 +71,8 @@ WATCHED_TABLES = frozenset(
 _NEW_IS_NEUTRAL = frozenset({"auth_sessions", "api_keys"})
 # Bookkeeping columns that change no caller's rights.
 _NEUTRAL_COLUMNS = {"users": frozenset({"last_login_at"}), "api_keys": frozenset({"last_used_at"})}
-# `session.info` keys: the cache (given to every session by the runtime), and the flag a flush
-# or a bulk statement sets when the transaction changed a watched table.
+# The cache, given to every session's `info` by the runtime; and the flag, in the transaction's
+# state, that its invalidation after the commit is already registered.
 INFO_CACHE = "principal_cache"
 INFO_CHANGED = "principals_changed"
 # Execution option for a statement on a watched table that changes no caller (`last_used_at`).
@@ -172,8 +174,13 @@ class PrincipalCache:
 
 
 def _mark(session: Session) -> None:
-    if INFO_CACHE in session.info:
-        session.info[INFO_CHANGED] = True
+    """The session's transaction changes who a caller is: drop the cached callers once it has
+    committed (before the request's answer is sent; never if it rolls back)."""
+    cache: PrincipalCache | None = session.info.get(INFO_CACHE)
+    state = transaction_state(session)
+    if cache is not None and not state.get(INFO_CHANGED):
+        state[INFO_CHANGED] = True
+        after_commit(session, cache.invalidate)
 
 
 def _table_of(obj: Any) -> str | None:
@@ -214,8 +221,8 @@ def _do_orm_execute(state: ORMExecuteState) -> None:
 
 def watch_session_changes() -> None:
     """Listen (once per process: listening twice is a no-op check) for changes to the watched
-    tables in any session that carries a cache in its `info` (`db.finish` invalidates after the
-    commit)."""
+    tables in any session that carries a cache in its `info` (`_mark` registers the invalidation
+    to run after the commit)."""
     if not event.contains(Session, "after_flush", _after_flush):
         event.listen(Session, "after_flush", _after_flush)
         event.listen(Session, "do_orm_execute", _do_orm_execute)

@@ -13,15 +13,13 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from casefile.api_keys import tokens as api_key_tokens
-from casefile.api_keys.models import ApiKey
 from casefile.audit import service as audit
 from casefile.audit.service import Outcome
-from casefile.auth import passwords, principal_cache
+from casefile.auth import api_key_tokens, passwords, principal_cache
 from casefile.auth.jwt_tokens import decode_access_token, issue_access_token
-from casefile.auth.models import AuthSession, RefreshToken
 from casefile.auth.oidc import Identity
 from casefile.auth.permissions import ROLE_PERMISSIONS, Principal, key_permissions
+from casefile.auth.repository import find_user_by_email
 from casefile.clock import utcnow
 from casefile.db import commit_early
 from casefile.errors import (
@@ -31,11 +29,10 @@ from casefile.errors import (
     invalid_token,
     user_disabled,
 )
-from casefile.events import catalogue
+from casefile.events import payloads
 from casefile.events.outbox import emit
+from casefile.models import ApiKey, AuthSession, RefreshToken, User
 from casefile.runtime import Runtime
-from casefile.users.models import User
-from casefile.users.repository import find_user_by_email
 
 # A used refresh token presented again this soon is a retry (the answer was lost, two tabs
 # refreshed at once): it gets the pair the first presentation got. Any later reuse ends the session.
@@ -120,7 +117,7 @@ async def open_session(session: AsyncSession, runtime: Runtime, user: User, *, m
     auth_session = AuthSession(user_id=user.id)
     session.add(auth_session)
     await session.flush()
-    await emit(session, "user.login", catalogue.user_login(user, method))
+    await emit(session, "user.login", payloads.user_login(user, method))
     return await _start_tokens(session, runtime, user, auth_session)
 
 
@@ -229,7 +226,7 @@ async def logout(session: AsyncSession, runtime: Runtime, principal: Principal) 
     await revoke_session(session, runtime, principal.session_id, reason="logout")
     user = await session.get(User, principal.id)
     if user is not None:
-        await emit(session, "user.logout", catalogue.user_logout(user))
+        await emit(session, "user.logout", payloads.user_logout(user))
 
 
 @dataclass(frozen=True)

@@ -174,14 +174,16 @@ def backup(settings: Settings, output: Path, report: Report) -> BackupResult:
 async def record_backup(settings: Settings, result: BackupResult) -> None:
     """Emit `system.backup_completed` (webhooks subscribed to it get it from the delivery worker)."""
     from casefile.audit.service import trail_exists
-    from casefile.events import catalogue
+    from casefile.db import Database
+    from casefile.events import payloads
     from casefile.events.outbox import emit
-    from casefile.runtime import Runtime
 
-    runtime = Runtime.start(settings)
+    # Only the event's rows are written: the delivery worker of a running server finds them by
+    # polling (no wake-up to send from this process).
+    database = Database(settings)
     try:
-        async with runtime.db.transaction(write=True) as session:
-            data = catalogue.system_backup_completed(
+        async with database.transaction(write=True) as session:
+            data = payloads.system_backup_completed(
                 file=str(result.path),
                 size_bytes=result.size,
                 sha256=result.sha256,
@@ -195,4 +197,4 @@ async def record_backup(settings: Settings, result: BackupResult) -> None:
             # schema has the trail.
             await emit(session, "system.backup_completed", data, audited=await trail_exists(session))
     finally:
-        await runtime.close()
+        await database.dispose()

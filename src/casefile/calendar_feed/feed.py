@@ -9,8 +9,7 @@ from datetime import datetime, timedelta
 
 from icalendar import Alarm, Calendar, Event
 
-from casefile.cases.models import Case
-from casefile.tasks.models import Task
+from casefile.models import Case, Task
 
 PRODUCT_ID = "-//Casefile//Tasks and deadlines//EN"
 REFRESH = timedelta(hours=1)

@@ -5,9 +5,10 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel
 
 from casefile import envelope
-from casefile.auth.dependencies import SessionDep, UserPrincipal
+from casefile.auth.dependencies import UserPrincipal
 from casefile.calendar_feed import service
 from casefile.envelope import Envelope
+from casefile.request_scope import SessionDep
 
 router = APIRouter(tags=["calendar"])
 

@@ -12,15 +12,12 @@ import secrets
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile.access.matter import visible_to
 from casefile.auth.permissions import ROLE_PERMISSIONS, Permission, Principal
 from casefile.calendar_feed.feed import build_feed
-from casefile.calendar_feed.models import CalendarToken
-from casefile.cases.access import visible_to
-from casefile.cases.models import Case
 from casefile.clock import utcnow
 from casefile.errors import NotFound
-from casefile.tasks.models import Task
-from casefile.users.models import User
+from casefile.models import CalendarToken, Case, Task, User
 
 MAX_EVENTS = 2000  # the soonest ones; a calendar app fetching this every hour needs no more
 

@@ -28,11 +28,11 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import make_transient_to_detached
 
-from casefile.cases.models import Case, CaseAssignee, CaseNumberCounter
 from casefile.cases.schemas import PRIORITIES, STATUSES, CaseOut
 from casefile.db import dialect_insert, dialect_name, get_or_404
 from casefile.errors import NotFound
 from casefile.listing import ListSpec, ignoring_case
+from casefile.models import Case, CaseAssignee, CaseNumberCounter
 
 
 async def get_case(session: AsyncSession, case_id: str) -> Case:

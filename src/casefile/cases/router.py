@@ -7,18 +7,19 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
 from casefile import envelope
+from casefile.access.dependencies import CaseInPath, CasesDelete, CasesRead, CasesWrite, CaseToWrite
+from casefile.access.matter import Level, access_settings_case, case_for
+from casefile.access.visibility import IdOnlyOut
 from casefile.audit import service as audit
 from casefile.audit.dependencies import AuditPage, CaseTrailFilters
 from casefile.audit.schemas import AuditEntryOut
-from casefile.auth.dependencies import CurrentPrincipal, RuntimeDep, SessionDep
-from casefile.auth.visibility import IdOnlyOut
+from casefile.auth.dependencies import CurrentPrincipal
 from casefile.cases import service
-from casefile.cases.access import Level, access_settings_case, case_for
-from casefile.cases.dependencies import CaseInPath, CasesDelete, CasesRead, CasesWrite, CaseToWrite
 from casefile.cases.repository import CASE_LIST
 from casefile.cases.schemas import AssigneeAdd, CaseAccessBody, CaseCreate, CaseOut, CaseUpdate
 from casefile.envelope import CursorPageEnvelope, DeletedOut, Envelope, PageEnvelope
 from casefile.listing import ListQuery, fields_query, list_query, project
+from casefile.request_scope import RuntimeDep, SessionDep
 
 router = APIRouter(prefix="/cases", tags=["cases"])
 
@@ -26,7 +27,7 @@ CaseListQuery = Annotated[ListQuery, Depends(list_query(CASE_LIST))]
 CaseFields = Annotated[list[str] | None, Depends(fields_query(CASE_LIST.output_fields))]
 
 # A handler with a body or a query string loads its path's row itself: see auth.dependencies.
-# Every case is loaded through cases/access.py: one the caller may not see is 404.
+# Every case is loaded through access/matter.py: one the caller may not see is 404.
 
 
 @router.get("", response_model=PageEnvelope[CaseOut])
@@ -35,13 +36,6 @@ async def list_cases(
 ) -> JSONResponse:
     """List the cases the caller may see: paginated, sortable, filterable (`assigned_to=me` or a
     user id), with full-text `search`."""
-    if query.search_words is not None:
-        await audit.record_read(
-            session,
-            runtime.db,
-            "search.query",
-            details={"in": "cases", "words": query.search_words, **query.filters},
-        )
     return envelope.listed(
         await service.list_cases(session, principal, query),
         query,
@@ -65,9 +59,7 @@ async def create_case(
 async def get_case(
     principal: CasesRead, fields: CaseFields, case: CaseInPath, session: SessionDep, runtime: RuntimeDep
 ) -> JSONResponse:
-    await audit.record_read(
-        session, runtime.db, "case.read", resource_type="case", resource_id=case.id, case_id=case.id
-    )
+    await service.record_case_read(session, case)
     return envelope.ok(project(CaseOut.dump_for(case, principal), fields))
 
 

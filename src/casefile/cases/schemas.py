@@ -4,9 +4,9 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
+from casefile.access.visibility import VisibleOut
 from casefile.ai.schemas import CaseAi
 from casefile.auth.permissions import Permission
-from casefile.auth.visibility import VisibleOut
 from casefile.schemas import InModel, Timestamp
 
 Status = Literal["intake", "active", "pending", "on_hold", "closed", "archived"]

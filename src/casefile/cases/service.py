@@ -12,10 +12,11 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
+from casefile.access.holds import ensure_no_hold
+from casefile.access.matter import Level, require_level, visible_to
+from casefile.audit import service as audit
 from casefile.auth.permissions import Principal
 from casefile.cases import repository
-from casefile.cases.access import Level, require_level, visible_to
-from casefile.cases.models import Case, CaseAssignee, CaseGrant, CaseWall
 from casefile.cases.repository import CASE_LIST
 from casefile.cases.schemas import (
     CASE_NUMBER_TAKEN,
@@ -30,12 +31,10 @@ from casefile.clock import new_id, utcnow
 from casefile.contacts import service as contacts_service
 from casefile.documents import service as documents_service
 from casefile.errors import ErrorDetail, InvalidStatusTransition, NotFound, ValidationFailed
-from casefile.events import catalogue
+from casefile.events import payloads
 from casefile.events.outbox import emit
-from casefile.groups.models import Group
-from casefile.holds.repository import ensure_no_hold
 from casefile.listing import ListQuery, Page, fetch_page
-from casefile.users.models import User
+from casefile.models import Case, CaseAssignee, CaseGrant, CaseWall, Group, User
 
 AUTO_NUMBER_ATTEMPTS = 5
 
@@ -66,7 +65,15 @@ async def list_cases(session: AsyncSession, principal: Principal, query: ListQue
         query = replace(
             query, filters={**query.filters, "assigned_to": [me if v == "me" else v for v in assigned]}
         )
+    if query.search_words is not None:
+        details = {"in": "cases", "words": query.search_words, **query.filters}
+        await audit.record_read(session, "search.query", details=details)
     return await fetch_page(session, CASE_LIST, query, conditions=[visible_to(principal)])
+
+
+async def record_case_read(session: AsyncSession, case: Case) -> None:
+    """A case was read (`GET /cases/{id}`): recorded in the audit trail before the answer."""
+    await audit.record_read(session, "case.read", resource_type="case", resource_id=case.id, case_id=case.id)
 
 
 async def create_case(
@@ -108,7 +115,7 @@ async def create_case(
                 granted_at=now,
             )
         )
-    await emit(session, "case.created", catalogue.case_created(case))
+    await emit(session, "case.created", payloads.case_created(case))
     # A client name makes a client party (docs/api-conventions.md#parties): a found or new contact.
     await contacts_service.link_client(session, actor, case)
     return case
@@ -153,12 +160,12 @@ async def update_case(session: AsyncSession, actor: Principal, case: Case, body:
         setattr(case, name, change["to"])
     case.updated_at = utcnow()
     await _flush_checking_number(session, case)
-    await emit(session, "case.updated", catalogue.case_updated(case, changes, actor.actor_id))
+    await emit(session, "case.updated", payloads.case_updated(case, changes, actor.actor_id))
     if "status" in changes:
         await emit(
             session,
             "case.status_changed",
-            catalogue.case_status_changed(
+            payloads.case_status_changed(
                 case, changes["status"]["from"], changes["status"]["to"], actor.actor_id
             ),
         )
@@ -175,7 +182,7 @@ async def delete_case(session: AsyncSession, actor: Principal, case: Case) -> No
     case.deleted_at = now
     case.deleted_by = actor.actor_id
     await session.flush()
-    await emit(session, "case.deleted", catalogue.case_deleted(case, actor.actor_id))
+    await emit(session, "case.deleted", payloads.case_deleted(case, actor.actor_id))
 
 
 async def _check_may_assign(session: AsyncSession, actor: Principal, case: Case) -> None:
@@ -194,7 +201,7 @@ async def add_assignee(session: AsyncSession, actor: Principal, case: Case, user
     case.assignees.append(CaseAssignee(user_id=user_id, assigned_by=actor.actor_id, assigned_at=utcnow()))
     case.updated_at = utcnow()
     await session.flush()
-    await emit(session, "case.assigned", catalogue.case_assigned(case, user_id, actor.actor_id))
+    await emit(session, "case.assigned", payloads.case_assigned(case, user_id, actor.actor_id))
     return case
 
 
@@ -207,7 +214,7 @@ async def remove_assignee(session: AsyncSession, actor: Principal, case: Case, u
     case.updated_at = utcnow()
     await session.flush()
     changes = {"assigned_to": {"from": before, "to": case.assigned_to}}
-    await emit(session, "case.updated", catalogue.case_updated(case, changes, actor.actor_id))
+    await emit(session, "case.updated", payloads.case_updated(case, changes, actor.actor_id))
     return case
 
 
@@ -272,7 +279,7 @@ async def set_case_access(
     after = await case_access(session, case)
     if after != before:
         await emit(
-            session, "case.access_changed", catalogue.case_access_changed(case, before, after, actor.actor_id)
+            session, "case.access_changed", payloads.case_access_changed(case, before, after, actor.actor_id)
         )
     return after
 

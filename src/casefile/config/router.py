@@ -4,10 +4,11 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from casefile import envelope
-from casefile.auth.dependencies import AdminPrincipal, RuntimeDep, SessionDep
+from casefile.auth.dependencies import AdminPrincipal
 from casefile.config import service
 from casefile.config.schemas import ConfigOut, ConfigPatch
 from casefile.envelope import Envelope
+from casefile.request_scope import RuntimeDep, SessionDep
 
 # Mounted under /admin, whose router already demands an administrator's access token.
 router = APIRouter(prefix="/config", tags=["system configuration"])

@@ -4,13 +4,23 @@ from typing import Self
 
 from pydantic import AwareDatetime, Field, field_validator, model_validator
 
-from casefile.documents.sniff import SUPPORTED_TYPES
 from casefile.schemas import InModel, Timestamp
-from casefile.webhooks.schemas import RetryPolicy
+from casefile.storage.sniff import SUPPORTED_TYPES
 
 # The largest upload an administrator may allow at run time: uploads stream to disk, so this bounds
 # disk use per request, not memory.
 MAX_UPLOAD_CEILING = 16 * 1024**3
+# The most tries a webhook's retry policy may ask for (the first attempt included).
+MAX_ATTEMPTS_LIMIT = 10
+
+
+class RetryPolicy(InModel):
+    """How a webhook's failed deliveries are retried: the default is configuration's, a webhook
+    may have its own."""
+
+    max_attempts: int = Field(default=5, ge=1, le=MAX_ATTEMPTS_LIMIT)
+    backoff_multiplier: float = Field(default=2, ge=1, le=10)
+    initial_delay: int = Field(default=60, ge=1, le=3600, description="Seconds before the first retry")
 
 
 class Maintenance(InModel):

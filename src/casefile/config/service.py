@@ -11,15 +11,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from casefile.audit import service as audit
 from casefile.auth.permissions import Principal
 from casefile.clock import utcnow
-from casefile.config.models import CONFIG_ROW_ID, SystemConfig
-from casefile.config.schemas import DEFAULT_TRASH_DAYS, Config, ConfigOut, ConfigPatch
-from casefile.documents.sniff import SUPPORTED_TYPES
+from casefile.config.schemas import DEFAULT_TRASH_DAYS, Config, ConfigOut, ConfigPatch, RetryPolicy
 from casefile.error_handlers import validation_details
 from casefile.errors import ValidationFailed
-from casefile.events import catalogue
+from casefile.events import payloads
 from casefile.events.outbox import emit
+from casefile.models import CONFIG_ROW_ID, SystemConfig
 from casefile.settings import Settings
-from casefile.webhooks.schemas import RetryPolicy
+from casefile.storage.sniff import SUPPORTED_TYPES
 
 
 def defaults(settings: Settings) -> dict[str, Any]:
@@ -94,7 +93,7 @@ async def update(
         await emit(
             session,
             "system.maintenance_scheduled",
-            catalogue.system_maintenance_scheduled(after.maintenance.model_dump(mode="json"), actor.actor_id),
+            payloads.system_maintenance_scheduled(after.maintenance.model_dump(mode="json"), actor.actor_id),
         )
     return ConfigOut.model_validate({**after.model_dump(), "updated_at": now, "updated_by": actor.actor_id})
 

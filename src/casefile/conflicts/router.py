@@ -6,17 +6,18 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
 from casefile import envelope
-from casefile.auth.dependencies import SessionDep
 from casefile.conflicts import service
 from casefile.conflicts.dependencies import ConflictsRead
+from casefile.conflicts.repository import CONFLICT_CHECK_LIST
 from casefile.conflicts.schemas import ConflictCheckCreate, ConflictCheckOut
 from casefile.envelope import Envelope, PageEnvelope
 from casefile.listing import ListQuery, fields_query, list_query, project
+from casefile.request_scope import SessionDep
 
 router = APIRouter(prefix="/conflict-checks", tags=["conflict checks"])
 
-CheckListQuery = Annotated[ListQuery, Depends(list_query(service.CONFLICT_CHECK_LIST))]
-CheckFields = Annotated[list[str] | None, Depends(fields_query(service.CONFLICT_CHECK_LIST.output_fields))]
+CheckListQuery = Annotated[ListQuery, Depends(list_query(CONFLICT_CHECK_LIST))]
+CheckFields = Annotated[list[str] | None, Depends(fields_query(CONFLICT_CHECK_LIST.output_fields))]
 
 
 @router.post("", response_model=Envelope[ConflictCheckOut], status_code=201)

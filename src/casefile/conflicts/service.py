@@ -22,17 +22,16 @@ from rapidfuzz import fuzz, process
 from sqlalchemy import ColumnElement, String, cast, func, literal_column, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile.access.matter import Level, case_for, visible_case_ids, visible_to
 from casefile.auth.permissions import Principal
-from casefile.cases.access import Level, case_for, visible_case_ids, visible_to
-from casefile.cases.models import Case
-from casefile.conflicts.models import ConflictCheck
+from casefile.conflicts.repository import CONFLICT_CHECK_LIST
 from casefile.conflicts.schemas import ConflictCheckOut
-from casefile.contacts.models import ContactName, Party
 from casefile.db import dialect_name, get_or_404
 from casefile.errors import NotFound
-from casefile.events import catalogue
+from casefile.events import payloads
 from casefile.events.outbox import emit
-from casefile.listing import ListQuery, ListSpec, Page, fetch_page
+from casefile.listing import ListQuery, Page, fetch_page
+from casefile.models import Case, ConflictCheck, ContactName, Party
 from casefile.nlp.name_keys import name_key
 
 SCORE_CUTOFF = 85  # of 100: "Jon Smith" and "John Smith" (95) match, "Smith" and "Smyth" (80) not
@@ -224,7 +223,7 @@ async def run_check(
     check = ConflictCheck(case_id=case_id, names=names, hits=hits, created_by=actor.actor_id)
     session.add(check)
     await session.flush()
-    await emit(session, "conflict_check.completed", catalogue.conflict_check_completed(check))
+    await emit(session, "conflict_check.completed", payloads.conflict_check_completed(check))
     return check
 
 
@@ -256,16 +255,6 @@ async def dump_for(session: AsyncSession, principal: Principal, check: ConflictC
         }
     )
     return data.model_dump(mode="json")
-
-
-CONFLICT_CHECK_LIST = ListSpec(
-    model=ConflictCheck,
-    sortable={"created_at": ConflictCheck.created_at},
-    default_sort="created_at",
-    tiebreak=ConflictCheck.id,
-    output_fields=frozenset(ConflictCheckOut.model_fields),
-    filters={"case_id": ConflictCheck.case_id, "created_by": ConflictCheck.created_by},
-)
 
 
 def _readable(principal: Principal) -> ColumnElement[bool]:

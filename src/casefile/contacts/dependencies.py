@@ -7,10 +7,11 @@ from typing import Annotated
 
 from fastapi import Depends
 
-from casefile.auth.dependencies import Require, in_path
+from casefile.auth.dependencies import Require
 from casefile.auth.permissions import Permission, Principal
-from casefile.contacts.models import Contact
 from casefile.contacts.repository import get_contact
+from casefile.models import Contact
+from casefile.request_scope import in_path
 
 ContactsRead = Annotated[Principal, Depends(Require(Permission.READ_CONTACTS))]
 ContactsWrite = Annotated[Principal, Depends(Require(Permission.WRITE_CONTACTS))]

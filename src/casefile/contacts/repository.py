@@ -5,10 +5,10 @@ from __future__ import annotations
 from sqlalchemy import ColumnElement, and_, bindparam, exists, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from casefile.contacts.models import Contact, ContactName, Party
 from casefile.contacts.schemas import KINDS, ROLES, ContactOut, PartyOut
 from casefile.db import dialect_name, get_or_404
 from casefile.listing import ListSpec, any_of_ignoring_case
+from casefile.models import Contact, ContactName, Party
 from casefile.nlp.name_keys import name_key, name_words
 
 

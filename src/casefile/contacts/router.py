@@ -6,15 +6,16 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
 from casefile import envelope
-from casefile.auth.dependencies import SessionDep
-from casefile.auth.visibility import IdOnlyOut
-from casefile.cases.dependencies import CasesRead, CasesWrite
+from casefile.access.dependencies import CasesRead, CasesWrite
+from casefile.access.matter import Level, case_for
+from casefile.access.visibility import IdOnlyOut
 from casefile.contacts import repository, service
 from casefile.contacts.dependencies import ContactInPath, ContactsDelete, ContactsRead, ContactsWrite
 from casefile.contacts.repository import CONTACT_LIST, PARTY_LIST
 from casefile.contacts.schemas import ContactCreate, ContactOut, ContactUpdate, PartyCreate, PartyOut
 from casefile.envelope import DeletedOut, Envelope, PageEnvelope
 from casefile.listing import ListQuery, fields_query, list_query, project
+from casefile.request_scope import SessionDep
 
 router = APIRouter(tags=["contacts"])
 
@@ -73,9 +74,8 @@ async def list_parties(
     case_id: str, principal: CasesRead, session: SessionDep, query: PartyListQuery
 ) -> JSONResponse:
     """A case's parties: filters `role` and `contact_id`, `search` over the contacts' names."""
-    return envelope.listed(
-        await service.list_parties(session, principal, case_id, query), query, PartyOut.dump
-    )
+    case = await case_for(session, principal, case_id)
+    return envelope.listed(await service.list_parties(session, case, query), query, PartyOut.dump)
 
 
 @router.post("/cases/{case_id}/parties", response_model=Envelope[PartyOut], status_code=201)
@@ -85,7 +85,8 @@ async def add_party(
     """Link a contact to the case with a role. An `adverse_party` runs a conflict check on the
     contact's names at once (`conflict_check_id`). Emits `party.added` (and
     `conflict_check.completed`)."""
-    return envelope.created(PartyOut.dump(await service.add_party(session, principal, case_id, body)))
+    case = await case_for(session, principal, case_id, Level.WRITE)
+    return envelope.created(PartyOut.dump(await service.add_party(session, principal, case, body)))
 
 
 @router.delete("/cases/{case_id}/parties/{party_id}", response_model=Envelope[DeletedOut])
@@ -93,5 +94,6 @@ async def remove_party(
     case_id: str, party_id: str, principal: CasesWrite, session: SessionDep
 ) -> JSONResponse:
     """Remove a party from the case (the contact stays). Emits `party.removed`."""
-    await service.remove_party(session, principal, case_id, party_id)
+    case = await case_for(session, principal, case_id, Level.WRITE)
+    await service.remove_party(session, principal, case, party_id)
     return envelope.deleted(party_id)

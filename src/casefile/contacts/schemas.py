@@ -5,8 +5,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import EmailStr, Field, StringConstraints, field_validator
 
+from casefile.access.visibility import VisibleOut
 from casefile.auth.permissions import Permission
-from casefile.auth.visibility import VisibleOut
 from casefile.schemas import InModel, OutModel, Timestamp
 
 Kind = Literal["person", "organization"]

@@ -10,18 +10,16 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.auth.permissions import Principal
-from casefile.cases.access import Level, case_for
-from casefile.cases.models import Case
 from casefile.clock import new_id, utcnow
 from casefile.conflicts import service as conflicts
 from casefile.contacts import repository
-from casefile.contacts.models import Contact, Party
 from casefile.contacts.repository import CONTACT_LIST, PARTY_LIST
 from casefile.contacts.schemas import NAME_REQUIRED, ContactCreate, ContactUpdate, PartyCreate
 from casefile.errors import Conflict, NotFound, ValidationFailed
-from casefile.events import catalogue
+from casefile.events import payloads
 from casefile.events.outbox import emit
 from casefile.listing import ListQuery, Page, fetch_page
+from casefile.models import Case, Contact, Party
 from casefile.nlp.name_keys import has_legal_form, name_key
 
 
@@ -54,7 +52,7 @@ async def _insert_contact(session: AsyncSession, actor: Principal, contact: Cont
     contact.names = repository.contact_names(contact)
     session.add(contact)
     await session.flush()
-    await emit(session, "contact.created", catalogue.contact_created(contact))
+    await emit(session, "contact.created", payloads.contact_created(contact))
     return contact
 
 
@@ -88,7 +86,7 @@ async def update_contact(
         contact.names = repository.contact_names(contact)
     contact.updated_at = utcnow()
     await session.flush()
-    await emit(session, "contact.updated", catalogue.contact_updated(contact, changes, actor.actor_id))
+    await emit(session, "contact.updated", payloads.contact_updated(contact, changes, actor.actor_id))
     return contact
 
 
@@ -97,15 +95,12 @@ async def delete_contact(session: AsyncSession, actor: Principal, contact: Conta
     conflict checks), so it is removed from the case first."""
     if await repository.case_ids_with_contact(session, contact.id):
         raise Conflict("The contact is a party of a case; remove it from its cases first")
-    await emit(session, "contact.deleted", catalogue.contact_deleted(contact, actor.actor_id))
+    await emit(session, "contact.deleted", payloads.contact_deleted(contact, actor.actor_id))
     await session.delete(contact)
     await session.flush()
 
 
-async def list_parties(
-    session: AsyncSession, principal: Principal, case_id: str, query: ListQuery
-) -> Page[Party]:
-    case = await case_for(session, principal, case_id, Level.READ)
+async def list_parties(session: AsyncSession, case: Case, query: ListQuery) -> Page[Party]:
     return await fetch_page(session, PARTY_LIST, query, conditions=[Party.case_id == case.id])
 
 
@@ -119,8 +114,8 @@ async def _insert_party(session: AsyncSession, party: Party) -> None:
         raise Conflict("The contact already has this role in the case") from exc
 
 
-async def add_party(session: AsyncSession, actor: Principal, case_id: str, body: PartyCreate) -> Party:
-    case = await case_for(session, actor, case_id, Level.WRITE)
+async def add_party(session: AsyncSession, actor: Principal, case: Case, body: PartyCreate) -> Party:
+    """`case`: loaded with `write` for the caller (`access.matter.case_for`)."""
     contact = await session.get(Contact, body.contact_id)
     if contact is None:
         raise ValidationFailed.on("contact_id", "Contact not found")
@@ -141,16 +136,15 @@ async def add_party(session: AsyncSession, actor: Principal, case_id: str, body:
         )
         party.conflict_check_id = check.id
         await session.flush()
-    await emit(session, "party.added", catalogue.party_added(party, actor.actor_id))
+    await emit(session, "party.added", payloads.party_added(party, actor.actor_id))
     return party
 
 
-async def remove_party(session: AsyncSession, actor: Principal, case_id: str, party_id: str) -> None:
-    case = await case_for(session, actor, case_id, Level.WRITE)
+async def remove_party(session: AsyncSession, actor: Principal, case: Case, party_id: str) -> None:
     party = await repository.get_party(session, party_id)
     if party.case_id != case.id:
         raise NotFound("Party not found")
-    await emit(session, "party.removed", catalogue.party_removed(party, actor.actor_id))
+    await emit(session, "party.removed", payloads.party_removed(party, actor.actor_id))
     await session.delete(party)
     await session.flush()
 
@@ -186,4 +180,4 @@ async def link_client(session: AsyncSession, actor: Principal, case: Case) -> No
         created_at=utcnow(),
     )
     session.add(party)
-    await emit(session, "party.added", catalogue.party_added(party, actor.actor_id))
+    await emit(session, "party.added", payloads.party_added(party, actor.actor_id))

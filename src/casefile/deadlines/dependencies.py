@@ -8,9 +8,9 @@ from typing import Annotated
 
 from fastapi import Depends
 
+from casefile.access.dependencies import CasesRead, CasesWrite
 from casefile.auth.dependencies import Require
 from casefile.auth.permissions import Permission, Principal
-from casefile.cases.dependencies import CasesRead, CasesWrite
 
 RuleSetsRead = CasesRead
 RuleSetsWrite = Annotated[Principal, Depends(Require(Permission.WRITE_CONFIG))]

@@ -6,20 +6,21 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
 from casefile import envelope
-from casefile.auth.dependencies import SessionDep
+from casefile.access.matter import Level, case_for
 from casefile.auth.permissions import Permission
-from casefile.cases.access import Level, case_for
 from casefile.deadlines import service
 from casefile.deadlines.dependencies import DeadlinesRead, DeadlinesWrite, RuleSetsRead, RuleSetsWrite
+from casefile.deadlines.repository import DEADLINE_LIST
 from casefile.deadlines.rulesets import RuleSetDefinition
 from casefile.deadlines.schemas import ComputeOut, ComputeRequest, DeadlineMove, DeadlineOut, RuleSetOut
 from casefile.envelope import DeletedOut, Envelope, PageEnvelope
 from casefile.errors import permission_missing
 from casefile.listing import ListQuery, list_query
+from casefile.request_scope import SessionDep
 
 router = APIRouter(tags=["deadlines"])
 
-DeadlineListQuery = Annotated[ListQuery, Depends(list_query(service.DEADLINE_LIST))]
+DeadlineListQuery = Annotated[ListQuery, Depends(list_query(DEADLINE_LIST))]
 
 
 @router.get("/deadline-rule-sets", response_model=PageEnvelope[RuleSetOut])

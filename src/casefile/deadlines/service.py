@@ -7,16 +7,15 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, func, or_, select
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.auth.permissions import Principal
-from casefile.cases.models import Case
 from casefile.clock import utcnow
 from casefile.db import get_or_404
 from casefile.deadlines.counting import Computed, CourtCalendar, compute
-from casefile.deadlines.models import Deadline, DeadlineRuleSet
+from casefile.deadlines.repository import DEADLINE_LIST
 from casefile.deadlines.rulesets import RuleSetDefinition, shipped_rule_sets
 from casefile.deadlines.schemas import (
     ComputedDeadlineOut,
@@ -26,10 +25,10 @@ from casefile.deadlines.schemas import (
     TraceStepOut,
 )
 from casefile.errors import Conflict, NotFound, ValidationFailed
-from casefile.events import catalogue
+from casefile.events import payloads
 from casefile.events.outbox import emit
-from casefile.listing import ListQuery, ListSpec, Page, fetch_page
-from casefile.tasks.models import Task
+from casefile.listing import ListQuery, Page, fetch_page
+from casefile.models import Case, Deadline, DeadlineRuleSet, Task
 from casefile.tasks.service import check_assignee, set_due
 
 DEADLINE_PRIORITY = "high"  # a missed court deadline is rarely a small matter
@@ -187,7 +186,7 @@ async def _save(
                 await _new_task(session, principal, deadline, c, assignee_id) for c in computation.computed
             ]
             await emit(
-                session, "deadline.saved", catalogue.deadline_saved(deadline, tasks, principal.actor_id)
+                session, "deadline.saved", payloads.deadline_saved(deadline, tasks, principal.actor_id)
             )
             return _out(computation, deadline, {t.rule_id or "": t for t in tasks})
     return await _move(session, principal, existing, computation, assignee_id)
@@ -218,7 +217,7 @@ async def _new_task(
     set_due(task, c.due_on)
     session.add(task)
     await session.flush()
-    await emit(session, "task.created", catalogue.task_created(task))
+    await emit(session, "task.created", payloads.task_created(task))
     return task
 
 
@@ -251,7 +250,7 @@ async def _move(
             moved.append({"task_id": task.id, "rule_id": task.rule_id, "from": before, "to": task.due_at})
             await session.flush()
             changes = {"due_at": {"from": before, "to": task.due_at}}
-            await emit(session, "task.updated", catalogue.task_updated(task, changes, principal.actor_id))
+            await emit(session, "task.updated", payloads.task_updated(task, changes, principal.actor_id))
     version, trigger_date = computation.definition.version, computation.trigger_date
     changed = trigger_date != deadline.trigger_date or version != deadline.rule_set_version
     deadline.trigger_date, deadline.rule_set_version = trigger_date, version
@@ -259,7 +258,7 @@ async def _move(
         deadline.updated_at = now
         await session.flush()
         await emit(
-            session, "deadline.moved", catalogue.deadline_moved(deadline, old_date, moved, principal.actor_id)
+            session, "deadline.moved", payloads.deadline_moved(deadline, old_date, moved, principal.actor_id)
         )
     return _out(computation, deadline, tasks)
 
@@ -292,42 +291,13 @@ async def delete_deadline(session: AsyncSession, principal: Principal, deadline:
         )
     )
     for task in open_tasks:
-        await emit(session, "task.deleted", catalogue.task_deleted(task, principal.actor_id))
+        await emit(session, "task.deleted", payloads.task_deleted(task, principal.actor_id))
         await session.delete(task)
     deleted = [t.id for t in open_tasks]
-    await emit(session, "deadline.deleted", catalogue.deadline_deleted(deadline, deleted, principal.actor_id))
+    await emit(session, "deadline.deleted", payloads.deadline_deleted(deadline, deleted, principal.actor_id))
     await session.delete(deadline)
     await session.flush()
     return deleted
-
-
-async def _search_deadlines(session: AsyncSession, words: list[str]) -> ColumnElement[bool]:
-    # Within one case: each word in the trigger's or the rule set's name.
-    columns = (Deadline.trigger, Deadline.rule_set)
-    return and_(*(or_(*(func.lower(c).like(f"%{w}%") for c in columns)) for w in words))
-
-
-DEADLINE_LIST = ListSpec(
-    model=Deadline,
-    sortable={"trigger_date": Deadline.trigger_date, "created_at": Deadline.created_at},
-    default_sort="created_at",
-    tiebreak=Deadline.id,
-    output_fields=frozenset(
-        {
-            "id",
-            "case_id",
-            "rule_set",
-            "rule_set_version",
-            "trigger",
-            "trigger_date",
-            "created_by",
-            "created_at",
-            "updated_at",
-        }
-    ),
-    filters={"rule_set": Deadline.rule_set, "trigger": Deadline.trigger},
-    search=_search_deadlines,
-)
 
 
 async def list_deadlines(session: AsyncSession, case: Case, query: ListQuery) -> Page[Deadline]:

@@ -7,30 +7,30 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from casefile import envelope
-from casefile.audit import service as audit
-from casefile.auth.dependencies import RuntimeDep, SessionDep
-from casefile.auth.visibility import IdOnlyOut
-from casefile.cases.access import Level, case_for
-from casefile.cases.dependencies import CaseToWrite
-from casefile.documents import service
-from casefile.documents.dependencies import (
+from casefile.access.dependencies import (
+    CaseToWrite,
     DocumentInPath,
     DocumentsDelete,
     DocumentsRead,
     DocumentsWrite,
 )
-from casefile.documents.models import Document
+from casefile.access.matter import Level, case_for, document_for
+from casefile.access.visibility import IdOnlyOut
+from casefile.documents import service
+from casefile.documents.repository import DOCUMENT_LIST
 from casefile.documents.schemas import DocumentOut, DocumentUpdate
-from casefile.documents.sniff import SUPPORTED_TYPES
 from casefile.envelope import DeletedOut, Envelope, PageEnvelope
 from casefile.errors import RangeNotSatisfiable
 from casefile.listing import ListQuery, fields_query, list_query, project
+from casefile.models import Document
+from casefile.request_scope import RuntimeDep, SessionDep
 from casefile.routing import streams_its_body
+from casefile.storage.sniff import SUPPORTED_TYPES
 
 router = APIRouter(tags=["documents"])
 
-DocumentListQuery = Annotated[ListQuery, Depends(list_query(service.DOCUMENT_LIST))]
-DocumentFields = Annotated[list[str] | None, Depends(fields_query(service.DOCUMENT_LIST.output_fields))]
+DocumentListQuery = Annotated[ListQuery, Depends(list_query(DOCUMENT_LIST))]
+DocumentFields = Annotated[list[str] | None, Depends(fields_query(DOCUMENT_LIST.output_fields))]
 
 # A handler with a body or a query string loads its path's row itself: see auth.dependencies.
 
@@ -101,14 +101,7 @@ async def get_document(
     session: SessionDep,
     runtime: RuntimeDep,
 ) -> JSONResponse:
-    await audit.record_read(
-        session,
-        runtime.db,
-        "document.read",
-        resource_type="document",
-        resource_id=document.id,
-        case_id=document.case_id,
-    )
+    await service.record_document_read(session, document)
     return envelope.ok(project(DocumentOut.dump(document), fields))
 
 
@@ -159,15 +152,7 @@ async def download_document(
     headers["Content-Length"] = str(length)
     if request.method == "HEAD":  # the same status and headers, and no read of the content
         return Response(status_code=status, media_type=document.file_type, headers=headers)
-    await audit.record_read(
-        session,
-        runtime.db,
-        "document.download",
-        resource_type="document",
-        resource_id=document.id,
-        case_id=document.case_id,
-        details={"range": headers.get("Content-Range")},
-    )
+    await service.record_download(session, document, headers.get("Content-Range"))
     return StreamingResponse(
         runtime.store.read(document.sha256, start, length),
         status_code=status,
@@ -216,8 +201,8 @@ def _single_range(header: str | None, size: int) -> tuple[int, int] | None:
 async def delete_document(document_id: str, principal: DocumentsDelete, session: SessionDep) -> JSONResponse:
     """Move the document to the trash (restored or purged, with its content, in `/admin/trash`).
     Emits `document.deleted`. 409 `LEGAL_HOLD` while its case is under a legal hold."""
-    # Loaded in the service, after its case's row lock (see service.delete_document).
-    document = await service.delete_document(session, principal, document_id)
+    document = await document_for(session, principal, document_id, Level.WRITE)
+    await service.delete_document(session, principal, document)
     return envelope.deleted(document.id)
 
 
@@ -227,6 +212,6 @@ async def update_document(
     document_id: str, body: DocumentUpdate, principal: DocumentsWrite, session: SessionDep
 ) -> JSONResponse:
     """Update title, document_type, tags or description (any subset). Emits `document.updated`."""
-    document = await service.document_for(session, principal, document_id, Level.WRITE)
+    document = await document_for(session, principal, document_id, Level.WRITE)
     updated = await service.update_document(session, principal, document, body)
     return envelope.ok(DocumentOut.dump_for(updated, principal))

@@ -5,9 +5,9 @@ from typing import Any
 
 from pydantic import Field, ValidationError, field_validator
 
+from casefile.access.visibility import VisibleOut
 from casefile.ai.schemas import DocumentAi
 from casefile.auth.permissions import Permission
-from casefile.auth.visibility import VisibleOut
 from casefile.error_handlers import validation_details
 from casefile.errors import ErrorDetail, ValidationFailed
 from casefile.schemas import InModel, Timestamp

@@ -17,68 +17,32 @@ from datetime import datetime
 from functools import partial
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, exists, func, or_, select
+from sqlalchemy import exists, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile.access.holds import ensure_no_hold
+from casefile.access.matter import Level, case_for
 from casefile.ai import jobs as ai_jobs
+from casefile.audit import service as audit
 from casefile.auth.permissions import Principal
-from casefile.cases.access import CaseNotVisible, Level, case_for
-from casefile.cases.models import Case
 from casefile.clock import utcnow
 from casefile.config.service import load as load_config
-from casefile.db import after_commit, commit_early, dialect_insert, dialect_name, get_or_404
-from casefile.documents.models import Blob, Document, not_trashed
+from casefile.db import after_commit, commit_early, dialect_insert
+from casefile.documents.repository import DOCUMENT_LIST
 from casefile.documents.schemas import (
-    PROCESSING_STATUSES,
     TITLE_REQUIRED,
-    DocumentOut,
     DocumentUpdate,
     UploadForm,
 )
-from casefile.documents.sniff import detect
 from casefile.documents.upload import FILE_FIELD, receive_upload
-from casefile.errors import NotFound, UnsupportedMediaType, ValidationFailed
-from casefile.events import catalogue
+from casefile.errors import UnsupportedMediaType, ValidationFailed
+from casefile.events import payloads
 from casefile.events.outbox import emit
-from casefile.holds.repository import ensure_no_hold
-from casefile.listing import ListQuery, ListSpec, Page, any_of_ignoring_case, fetch_page
+from casefile.listing import ListQuery, Page, fetch_page
+from casefile.models import Blob, Case, Document, document_not_trashed
 from casefile.runtime import Runtime
 from casefile.storage import content_removal_allowed
-
-
-async def _search_documents(session: AsyncSession, words: list[str]) -> ColumnElement[bool]:
-    # Within one case's documents: a substring match per word is enough.
-    columns = (Document.title, Document.description, Document.file_name)
-    return and_(*(or_(*(func.lower(c).like(f"%{w}%") for c in columns)) for w in words))
-
-
-def _having_any_tag(session: AsyncSession, tags: list[str]) -> ColumnElement[bool]:
-    """Documents with at least one of `tags`, ignoring case (like every comma-separated filter:
-    any of). `tags` is a JSON array: its elements are a table function on both databases."""
-    unnest = func.json_array_elements_text if dialect_name(session) == "postgresql" else func.json_each
-    elements = unnest(Document.tags).table_valued("value")
-    return exists().where(any_of_ignoring_case(elements.c.value, tags))
-
-
-DOCUMENT_LIST = ListSpec(
-    model=Document,
-    sortable={
-        "uploaded_at": Document.uploaded_at,
-        "title": func.lower(Document.title),
-        "file_size": Document.file_size,
-    },
-    default_sort="uploaded_at",
-    tiebreak=Document.id,
-    output_fields=frozenset(DocumentOut.model_fields),
-    filters={
-        "document_type": Document.document_type,
-        "tags": _having_any_tag,
-        "processing_status": Document.processing_status,
-        "file_type": Document.file_type,
-    },
-    filter_choices={"processing_status": PROCESSING_STATUSES},
-    search=_search_documents,
-)
+from casefile.storage.sniff import detect
 
 _UNSAFE_NAME_CHARACTERS = re.compile(r"[\x00-\x1f\x7f\"\\/:*?<>|]")
 
@@ -90,35 +54,27 @@ def safe_file_name(name: str) -> str:
     return name[:255] or "document"
 
 
-async def get_document(session: AsyncSession, document_id: str) -> Document:
-    """The document, or 404 when it does not exist or is in the trash (with its case or alone)."""
-    document = await get_or_404(session, Document, document_id, "Document not found")
-    if document.deleted_at is not None:
-        raise NotFound("Document not found")
-    return document
+async def record_document_read(session: AsyncSession, document: Document) -> None:
+    """A document's metadata was read: recorded in the audit trail before the answer."""
+    await audit.record_read(
+        session, "document.read", resource_type="document", resource_id=document.id, case_id=document.case_id
+    )
 
 
-async def document_for(
-    session: AsyncSession, principal: Principal, document_id: str, level: Level = Level.READ
-) -> Document:
-    """The document if the caller may see its case (else 404, exactly as for a document that
-    does not exist) with `level` on it (else 403).
-
-    In a write transaction the case's row is locked before the document's (as `case_for` and
-    `get_document` lock them): the one order every path that locks both takes (deleting or
-    purging a case or a document, placing a hold), so that none deadlock."""
-    case_id = await session.scalar(select(Document.case_id).where(Document.id == document_id))
-    if case_id is None:  # a document never changes case, so this unlocked read is safe
-        raise NotFound("Document not found")
-    try:
-        await case_for(session, principal, case_id, level)
-    except CaseNotVisible as exc:
-        raise CaseNotVisible(case_id, "Document not found") from exc
-    return await get_document(session, document_id)
+async def record_download(session: AsyncSession, document: Document, content_range: str | None) -> None:
+    """A document's content is about to be sent (`content_range`: the part of it, if not all)."""
+    await audit.record_read(
+        session,
+        "document.download",
+        resource_type="document",
+        resource_id=document.id,
+        case_id=document.case_id,
+        details={"range": content_range},
+    )
 
 
 async def list_documents(session: AsyncSession, case: Case, query: ListQuery) -> Page[Document]:
-    conditions = [Document.case_id == case.id, not_trashed()]
+    conditions = [Document.case_id == case.id, document_not_trashed()]
     return await fetch_page(session, DOCUMENT_LIST, query, conditions=conditions)
 
 
@@ -176,7 +132,7 @@ async def upload_document(
             )
             writer.add(document)
             await writer.flush()
-            await emit(writer, "document.uploaded", catalogue.document_uploaded(document))
+            await emit(writer, "document.uploaded", payloads.document_uploaded(document))
             if config.ai.enabled:
                 await ai_jobs.enqueue(
                     writer,
@@ -252,21 +208,19 @@ async def update_document(
         setattr(document, name, change["to"])
     document.updated_at = utcnow()
     await session.flush()
-    await emit(session, "document.updated", catalogue.document_updated(document, changes, actor.actor_id))
+    await emit(session, "document.updated", payloads.document_updated(document, changes, actor.actor_id))
     return document
 
 
-async def delete_document(session: AsyncSession, actor: Principal, document_id: str) -> Document:
+async def delete_document(session: AsyncSession, actor: Principal, document: Document) -> None:
     """Move the document to the trash (docs/api-conventions.md#trash); its content stays until
     the purge. Not while its case is under a legal hold.
 
-    Needs `write` on its case; the case's row is locked before the document's (`document_for`),
-    the order a case's deletion takes them in: a document and its case deleted at once never
-    deadlock."""
-    document = await document_for(session, actor, document_id, Level.WRITE)
+    `document`: loaded with `write` on its case (`access.matter.document_for`), which locks the
+    case's row before the document's, the order a case's deletion takes them in: a document and
+    its case deleted at once never deadlock."""
     await ensure_no_hold(session, document.case_id, "deleting its documents")
     await trash_documents(session, actor, [document], at=utcnow(), with_case=False)
-    return document
 
 
 async def trash_documents(
@@ -281,7 +235,7 @@ async def trash_documents(
         document.deleted_with_case = with_case
         if not with_case:  # a case in the trash takes its summary with it
             await ai_jobs.mark_summary_stale(session, document, "deleted")
-        await emit(session, "document.deleted", catalogue.document_deleted(document, actor.actor_id, reason))
+        await emit(session, "document.deleted", payloads.document_deleted(document, actor.actor_id, reason))
     await session.flush()
 
 
@@ -291,7 +245,7 @@ async def purge_documents(
     """Delete documents for good (emitting `document.purged` for each) and, once that has
     committed, collect their content. The callers have checked for legal holds."""
     for document in documents:
-        await emit(session, "document.purged", catalogue.document_purged(document, purged_by, reason))
+        await emit(session, "document.purged", payloads.document_purged(document, purged_by, reason))
         await session.delete(document)
     await session.flush()
     for sha256 in {d.sha256 for d in documents}:
@@ -303,5 +257,5 @@ async def documents_of_case(
 ) -> list[Document]:
     statement = select(Document).where(Document.case_id == case_id)
     if not include_trashed:
-        statement = statement.where(not_trashed())
+        statement = statement.where(document_not_trashed())
     return list(await session.scalars(statement))

@@ -19,9 +19,9 @@ from typing import IO, Any
 
 from python_multipart.multipart import MultipartParser, parse_options_header
 
-from casefile.documents.sniff import HEAD_BYTES
 from casefile.errors import PayloadTooLarge, UnsupportedMediaType, ValidationFailed
 from casefile.input_rules import nul_problems
+from casefile.storage.sniff import HEAD_BYTES
 
 FILE_FIELD = "file"
 MAX_FIELD_BYTES = 64 * 1024  # each text field

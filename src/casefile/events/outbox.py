@@ -19,13 +19,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.audit.service import record_event
 from casefile.clock import new_id, utcnow
-from casefile.db import after_commit, before_commit, transaction_state
+from casefile.db import after_commit, pending_rows, take_pending_rows, transaction_state
 from casefile.events.catalogue import EVENT_NAMES, subscribes
-from casefile.events.models import Event
-from casefile.webhooks.models import Delivery, Webhook
+from casefile.models import Delivery, Event, Webhook
 from casefile.worker.wakeup import Wakeup, notify_in_transaction
 
-_PENDING = "outbox_pending"
 # Built once (building a statement costs more than running it), run with the rows as parameters.
 _ACTIVE_WEBHOOKS = select(Webhook.id, Webhook.events, Webhook.retry_policy).where(Webhook.active.is_(True))
 _INSERT_EVENTS = insert(cast(Table, Event.__table__))
@@ -45,12 +43,7 @@ async def emit(session: AsyncSession, name: str, data: dict[str, Any], *, audite
         "occurred_at": utcnow(),
         "is_test": False,
     }
-    state = transaction_state(session)
-    pending: list[dict[str, Any]] | None = state.get(_PENDING)
-    if pending is None:
-        pending = state[_PENDING] = []
-        before_commit(session, write_outbox, first=True)
-    pending.append(event)
+    pending_rows(session, write_outbox, first=True).append(event)
     if audited:
         record_event(session, name, data, event_id)
     return event_id
@@ -59,7 +52,7 @@ async def emit(session: AsyncSession, name: str, data: dict[str, Any], *, audite
 async def write_outbox(session: AsyncSession) -> None:
     """Write the events emitted so far in the session's transaction, with their deliveries (the
     before-commit action of `emit`; a test that reads them inside its transaction calls it)."""
-    events: list[dict[str, Any]] = transaction_state(session).pop(_PENDING, [])
+    events = take_pending_rows(session, write_outbox)
     if not events:
         return
     webhooks = (await session.execute(_ACTIVE_WEBHOOKS)).all()

@@ -6,17 +6,19 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
 from casefile import envelope
-from casefile.auth.dependencies import AdminPrincipal, SessionDep, in_path
+from casefile.auth.dependencies import AdminPrincipal
 from casefile.envelope import DeletedOut, Envelope, PageEnvelope
 from casefile.groups import service
-from casefile.groups.models import Group
+from casefile.groups.repository import GROUP_LIST
 from casefile.groups.schemas import GroupCreate, GroupMembers, GroupOut, GroupUpdate
 from casefile.listing import ListQuery, list_query
+from casefile.models import Group
+from casefile.request_scope import SessionDep, in_path
 
 # Mounted under /admin, whose router already demands an administrator's access token.
 router = APIRouter(prefix="/groups", tags=["groups"])
 
-GroupListQuery = Annotated[ListQuery, Depends(list_query(service.GROUP_LIST))]
+GroupListQuery = Annotated[ListQuery, Depends(list_query(GROUP_LIST))]
 GroupInPath = Annotated[Group, Depends(in_path(service.get_group, "group_id"))]
 
 

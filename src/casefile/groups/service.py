@@ -1,33 +1,25 @@
 """Groups of users: names unique regardless of case, a member list replaced as a whole. A group
-is granted access to cases, or walled off from them, as one (cases/access.py)."""
+is granted access to cases, or walled off from them, as one (access/matter.py)."""
 
 from __future__ import annotations
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile.access.matter import remove_subject
 from casefile.auth.permissions import Principal
-from casefile.cases.models import CaseGrant, CaseWall
 from casefile.clock import utcnow
 from casefile.db import get_or_404
 from casefile.errors import ErrorDetail, ValidationFailed
-from casefile.events import catalogue
+from casefile.events import payloads
 from casefile.events.outbox import emit
-from casefile.groups.models import Group, GroupMember
-from casefile.groups.schemas import GroupCreate, GroupOut, GroupUpdate
-from casefile.listing import ListQuery, ListSpec, Page, fetch_page
-from casefile.users.models import User
+from casefile.groups.repository import GROUP_LIST
+from casefile.groups.schemas import GroupCreate, GroupUpdate
+from casefile.listing import ListQuery, Page, fetch_page
+from casefile.models import Group, GroupMember, User
 
 NAME_TAKEN = "A group with this name already exists"
-
-GROUP_LIST = ListSpec(
-    model=Group,
-    sortable={"name": func.lower(Group.name), "created_at": Group.created_at},
-    default_sort="name",
-    tiebreak=Group.id,
-    output_fields=frozenset(GroupOut.model_fields),
-)
 
 
 async def get_group(session: AsyncSession, group_id: str) -> Group:
@@ -52,7 +44,7 @@ async def create_group(session: AsyncSession, actor: Principal, body: GroupCreat
     now = utcnow()
     group = Group(name=body.name, description=body.description, created_at=now, updated_at=now, members=[])
     await _flush_checking_name(session, group)
-    await emit(session, "group.created", catalogue.group_changed(group, actor.actor_id))
+    await emit(session, "group.created", payloads.group_changed(group, actor.actor_id))
     return group
 
 
@@ -67,7 +59,7 @@ async def update_group(session: AsyncSession, actor: Principal, group: Group, bo
         setattr(group, name, value)
     group.updated_at = utcnow()
     await _flush_checking_name(session, group)
-    await emit(session, "group.updated", catalogue.group_changed(group, actor.actor_id))
+    await emit(session, "group.updated", payloads.group_changed(group, actor.actor_id))
     return group
 
 
@@ -85,17 +77,14 @@ async def set_members(session: AsyncSession, actor: Principal, group: Group, use
     group.members = [GroupMember(group_id=group.id, user_id=user_id) for user_id in sorted(wanted)]
     group.updated_at = utcnow()
     await session.flush()
-    await emit(session, "group.members_changed", catalogue.group_changed(group, actor.actor_id))
+    await emit(session, "group.members_changed", payloads.group_changed(group, actor.actor_id))
     return group
 
 
 async def delete_group(session: AsyncSession, actor: Principal, group: Group) -> None:
     """Delete the group with its grants and walls: a wall on a deleted group no longer stands
     (wall its members one by one first if they must stay out)."""
-    for model in (CaseGrant, CaseWall):
-        await session.execute(
-            delete(model).where(model.subject_type == "group", model.subject_id == group.id)
-        )
-    await emit(session, "group.deleted", catalogue.group_changed(group, actor.actor_id))
+    await remove_subject(session, "group", group.id)
+    await emit(session, "group.deleted", payloads.group_changed(group, actor.actor_id))
     await session.delete(group)
     await session.flush()

@@ -6,12 +6,15 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
 from casefile import envelope
-from casefile.auth.dependencies import AdminPrincipal, SessionDep
-from casefile.cases.dependencies import CasesRead, CasesWrite
+from casefile.access.dependencies import CasesRead, CasesWrite
+from casefile.access.matter import Level, case_for
+from casefile.auth.dependencies import AdminPrincipal
 from casefile.envelope import Envelope, PageEnvelope
 from casefile.holds import service
-from casefile.holds.schemas import HOLD_LIST, HoldCreate, HoldOut
+from casefile.holds.repository import HOLD_LIST
+from casefile.holds.schemas import HoldCreate, HoldOut
 from casefile.listing import ListQuery, list_query
+from casefile.request_scope import SessionDep
 
 router = APIRouter(tags=["legal holds"])
 
@@ -27,7 +30,8 @@ async def place_hold(
     """Place a legal hold on the case (needs `manage` on it). Until an administrator releases it,
     deleting or purging the case or its documents answers 409 `LEGAL_HOLD`, for everyone.
     Emits `case.hold_placed`."""
-    return envelope.created(HoldOut.dump(await service.place_hold(session, principal, case_id, body)))
+    case = await case_for(session, principal, case_id, Level.MANAGE)
+    return envelope.created(HoldOut.dump(await service.place_hold(session, principal, case, body)))
 
 
 @router.get("/cases/{case_id}/holds", response_model=PageEnvelope[HoldOut])
@@ -35,7 +39,8 @@ async def list_holds(
     case_id: str, principal: CasesRead, session: SessionDep, query: HoldListQuery
 ) -> JSONResponse:
     """The case's legal holds, active and released, newest first by default."""
-    return envelope.listed(await service.list_holds(session, principal, case_id, query), query, HoldOut.dump)
+    case = await case_for(session, principal, case_id)
+    return envelope.listed(await service.list_holds(session, case, query), query, HoldOut.dump)
 
 
 @router.post("/holds/{hold_id}/release", response_model=Envelope[HoldOut])

@@ -2,8 +2,6 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from casefile.holds.models import LegalHold
-from casefile.listing import ListSpec
 from casefile.schemas import InModel, OutModel, Timestamp
 
 
@@ -19,12 +17,3 @@ class HoldOut(OutModel):
     created_at: Timestamp
     released_at: Timestamp | None
     released_by: str | None
-
-
-HOLD_LIST = ListSpec(
-    model=LegalHold,
-    sortable={"created_at": LegalHold.created_at},
-    default_sort="created_at",
-    tiebreak=LegalHold.id,
-    output_fields=frozenset(HoldOut.model_fields),
-)

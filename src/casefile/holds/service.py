@@ -1,38 +1,35 @@
 """Placing, listing and releasing legal holds (docs/api-conventions.md#legal-holds). What a hold
-blocks is checked where the blocked change happens, through `holds.repository.ensure_no_hold`."""
+blocks is checked where the blocked change happens, through `access.holds.ensure_no_hold`."""
 
 from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.auth.permissions import Principal
-from casefile.cases.access import Level, case_for
 from casefile.clock import utcnow
 from casefile.db import get_or_404
-from casefile.events import catalogue
+from casefile.events import payloads
 from casefile.events.outbox import emit
-from casefile.holds.models import LegalHold
-from casefile.holds.schemas import HOLD_LIST, HoldCreate
+from casefile.holds.repository import HOLD_LIST
+from casefile.holds.schemas import HoldCreate
 from casefile.listing import ListQuery, Page, fetch_page
+from casefile.models import Case, LegalHold
 
 
-async def place_hold(session: AsyncSession, actor: Principal, case_id: str, body: HoldCreate) -> LegalHold:
-    # `case_for` locks the case's row: that orders this with a concurrent deletion or purge in the
-    # case (they lock it too, holds.repository.ensure_no_hold): that one finished first (a trashed
-    # case is then 404 here), or it waits for this hold and then sees it.
-    await case_for(session, actor, case_id, Level.MANAGE)
-    hold = LegalHold(case_id=case_id, reason=body.reason, created_by=actor.actor_id, created_at=utcnow())
+async def place_hold(session: AsyncSession, actor: Principal, case: Case, body: HoldCreate) -> LegalHold:
+    """`case`: loaded with `manage` for the caller (`access.matter.case_for`), which locks its
+    row: that orders this with a concurrent deletion or purge in the case (they lock it too,
+    `access.holds.ensure_no_hold`): that one finished first (a trashed case is then 404), or it
+    waits for this hold and then sees it."""
+    hold = LegalHold(case_id=case.id, reason=body.reason, created_by=actor.actor_id, created_at=utcnow())
     session.add(hold)
     await session.flush()
-    await emit(session, "case.hold_placed", catalogue.case_hold_placed(hold))
+    await emit(session, "case.hold_placed", payloads.case_hold_placed(hold))
     return hold
 
 
-async def list_holds(
-    session: AsyncSession, principal: Principal, case_id: str, query: ListQuery
-) -> Page[LegalHold]:
-    await case_for(session, principal, case_id)
-    return await fetch_page(session, HOLD_LIST, query, conditions=[LegalHold.case_id == case_id])
+async def list_holds(session: AsyncSession, case: Case, query: ListQuery) -> Page[LegalHold]:
+    return await fetch_page(session, HOLD_LIST, query, conditions=[LegalHold.case_id == case.id])
 
 
 async def release_hold(session: AsyncSession, actor: Principal, hold_id: str) -> LegalHold:
@@ -43,5 +40,5 @@ async def release_hold(session: AsyncSession, actor: Principal, hold_id: str) ->
         hold.released_at = utcnow()
         hold.released_by = actor.actor_id
         await session.flush()
-        await emit(session, "case.hold_released", catalogue.case_hold_released(hold))
+        await emit(session, "case.hold_released", payloads.case_hold_released(hold))
     return hold

@@ -6,20 +6,23 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
 from casefile import envelope
-from casefile.auth.dependencies import CurrentPrincipal, SessionDep
-from casefile.cases.dependencies import CasesRead, CasesWrite
+from casefile.access.dependencies import CasesRead, CasesWrite
+from casefile.access.matter import Level, case_for
+from casefile.auth.dependencies import CurrentPrincipal
 from casefile.contacts.dependencies import ContactsRead, ContactsWrite
 from casefile.contacts.repository import get_contact
 from casefile.envelope import DeletedOut, Envelope, PageEnvelope
 from casefile.listing import ListQuery, fields_query, list_query, project
 from casefile.notes import service
+from casefile.notes.repository import HISTORY_LIST, NOTE_LIST
 from casefile.notes.schemas import NoteCreate, NoteOut, NoteUpdate, NoteVersionOut
+from casefile.request_scope import SessionDep
 
 router = APIRouter(tags=["notes"])
 
-NoteListQuery = Annotated[ListQuery, Depends(list_query(service.NOTE_LIST))]
-NoteFields = Annotated[list[str] | None, Depends(fields_query(service.NOTE_LIST.output_fields))]
-HistoryQuery = Annotated[ListQuery, Depends(list_query(service.HISTORY_LIST))]
+NoteListQuery = Annotated[ListQuery, Depends(list_query(NOTE_LIST))]
+NoteFields = Annotated[list[str] | None, Depends(fields_query(NOTE_LIST.output_fields))]
+HistoryQuery = Annotated[ListQuery, Depends(list_query(HISTORY_LIST))]
 
 
 @router.get("/cases/{case_id}/notes", response_model=PageEnvelope[NoteOut])
@@ -27,9 +30,8 @@ async def list_case_notes(
     case_id: str, principal: CasesRead, session: SessionDep, query: NoteListQuery
 ) -> JSONResponse:
     """A case's notes: filters `pinned`, `format`, `author_id`; `search` in the body."""
-    return envelope.listed(
-        await service.list_case_notes(session, principal, case_id, query), query, NoteOut.dump
-    )
+    case = await case_for(session, principal, case_id)
+    return envelope.listed(await service.list_case_notes(session, case, query), query, NoteOut.dump)
 
 
 @router.post("/cases/{case_id}/notes", response_model=Envelope[NoteOut], status_code=201)
@@ -37,9 +39,8 @@ async def add_case_note(
     case_id: str, body: NoteCreate, principal: CasesWrite, session: SessionDep
 ) -> JSONResponse:
     """Add a note (plain text or Markdown, stored as given) to the case. Emits `note.created`."""
-    return envelope.created(
-        NoteOut.dump(await service.create_note(session, principal, body, case_id=case_id))
-    )
+    case = await case_for(session, principal, case_id, Level.WRITE)
+    return envelope.created(NoteOut.dump(await service.create_note(session, principal, body, case=case)))
 
 
 @router.get("/contacts/{contact_id}/notes", response_model=PageEnvelope[NoteOut])

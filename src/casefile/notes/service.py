@@ -9,20 +9,19 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from sqlalchemy import ColumnElement, and_, func
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile.access.matter import Level, case_for, require_level
 from casefile.auth.permissions import Permission, Principal
-from casefile.cases.access import Level, case_for, require_level
 from casefile.clock import utcnow
-from casefile.contacts.models import Contact
 from casefile.db import get_or_404
 from casefile.errors import ValidationFailed, permission_missing
-from casefile.events import catalogue
+from casefile.events import payloads
 from casefile.events.outbox import emit
-from casefile.listing import ListQuery, ListSpec, Page, fetch_page
-from casefile.notes.models import Note, NoteVersion
-from casefile.notes.schemas import BODY_REQUIRED, FORMATS, NoteCreate, NoteOut, NoteUpdate, NoteVersionOut
+from casefile.listing import ListQuery, Page, fetch_page
+from casefile.models import Case, Contact, Note, NoteVersion
+from casefile.notes.repository import HISTORY_LIST, NOTE_LIST
+from casefile.notes.schemas import BODY_REQUIRED, NoteCreate, NoteUpdate
 
 Action = Literal["read", "write", "delete"]
 _CASE_PERMISSIONS = {
@@ -37,39 +36,7 @@ _CONTACT_PERMISSIONS = {
 }
 
 
-async def _search_notes(session: AsyncSession, words: list[str]) -> ColumnElement[bool]:
-    # Within one case's or contact's notes: a substring match per word is enough.
-    return and_(*(func.lower(Note.body).like(f"%{w}%") for w in words))
-
-
-def _pinned(session: AsyncSession, values: list[str]) -> ColumnElement[bool]:
-    return Note.pinned.in_([v == "true" for v in values])
-
-
-NOTE_LIST = ListSpec(
-    model=Note,
-    sortable={"created_at": Note.created_at, "updated_at": Note.updated_at},
-    default_sort="created_at",
-    tiebreak=Note.id,
-    output_fields=frozenset(NoteOut.model_fields),
-    filters={"pinned": _pinned, "format": Note.format, "author_id": Note.author_id},
-    filter_choices={"pinned": ("true", "false"), "format": FORMATS},
-    search=_search_notes,
-)
-
-HISTORY_LIST = ListSpec(
-    model=NoteVersion,
-    sortable={"version": NoteVersion.version},
-    default_sort="version",
-    tiebreak=NoteVersion.id,
-    output_fields=frozenset(NoteVersionOut.model_fields),
-)
-
-
-async def list_case_notes(
-    session: AsyncSession, principal: Principal, case_id: str, query: ListQuery
-) -> Page[Note]:
-    case = await case_for(session, principal, case_id, Level.READ)
+async def list_case_notes(session: AsyncSession, case: Case, query: ListQuery) -> Page[Note]:
     return await fetch_page(session, NOTE_LIST, query, conditions=[Note.case_id == case.id])
 
 
@@ -94,16 +61,15 @@ async def create_note(
     actor: Principal,
     body: NoteCreate,
     *,
-    case_id: str | None = None,
+    case: Case | None = None,
     contact: Contact | None = None,
 ) -> Note:
-    if case_id is not None:
-        case_id = (await case_for(session, actor, case_id, Level.WRITE)).id
+    """A note on `case` (loaded with `write` for the caller) or on `contact`."""
     if not body.body or not body.body.strip():
         raise ValidationFailed.on("body", BODY_REQUIRED)
     now = utcnow()
     note = Note(
-        case_id=case_id,
+        case_id=case.id if case else None,
         contact_id=contact.id if contact else None,
         # The user behind the call (an API key's creator), as a document's uploaded_by.
         author_id=actor.user_id,
@@ -118,7 +84,7 @@ async def create_note(
     await session.flush()
     session.add(_version(note, actor))
     await session.flush()
-    await emit(session, "note.created", catalogue.note_created(note))
+    await emit(session, "note.created", payloads.note_created(note))
     return note
 
 
@@ -132,7 +98,7 @@ async def note_for(session: AsyncSession, principal: Principal, note_id: str, ac
         return note
     # A note on a case the caller may not see does not exist for them; then the permission, then
     # the right on the case a change needs (the order of every case path).
-    case = await case_for(session, principal, note.case_id)
+    case = await case_for(session, principal, note.case_id, not_found="Note not found")
     needed = _CASE_PERMISSIONS[action]
     if not principal.can(needed):
         raise permission_missing(needed)
@@ -162,12 +128,12 @@ async def update_note(session: AsyncSession, actor: Principal, note: Note, body:
     session.add(_version(note, actor))
     await session.flush()
     # The body may hold privileged content: events name the fields that changed, not their text.
-    await emit(session, "note.updated", catalogue.note_updated(note, sorted(changes), actor.actor_id))
+    await emit(session, "note.updated", payloads.note_updated(note, sorted(changes), actor.actor_id))
     return note
 
 
 async def delete_note(session: AsyncSession, actor: Principal, note: Note) -> None:
-    await emit(session, "note.deleted", catalogue.note_deleted(note, actor.actor_id))
+    await emit(session, "note.deleted", payloads.note_deleted(note, actor.actor_id))
     await session.delete(note)
     await session.flush()
 

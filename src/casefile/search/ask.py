@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from casefile.cases.models import Case
+from casefile.models import Case
 from casefile.nlp.answers import NAME_BONUS, answer_adjustment, asked_kinds, name_share, question_names
 from casefile.nlp.sentences import Span, split_sentences
 from casefile.nlp.types import Page

@@ -28,13 +28,11 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from casefile.cases.models import Case
 from casefile.cases.repository import search_condition
 from casefile.clock import utcnow
 from casefile.db import dialect_name
-from casefile.documents.models import Document, not_trashed
+from casefile.models import Case, Document, Passage, document_not_trashed
 from casefile.nlp.types import EMBEDDING_DIM, TextPassage, Vectors
-from casefile.search.models import Passage
 
 
 def database_key(session: AsyncSession) -> str:
@@ -140,7 +138,7 @@ async def _passages_where(
         select(*_PASSAGE_COLUMNS)
         .join(Document, Document.id == Passage.document_id)
         .join(Case, Case.id == Document.case_id)
-        .where(visible, not_trashed(), *conditions)
+        .where(visible, document_not_trashed(), *conditions)
     )
     return [_passage(row) for row in (await session.execute(statement)).all()]
 
@@ -149,7 +147,7 @@ async def passages_by_ids(
     session: AsyncSession, ids: Sequence[int], visible: ColumnElement[bool]
 ) -> dict[int, PassageRow]:
     """The passages that still exist among `ids`, of cases the caller may see (`visible`, a
-    condition on `cases`: cases/access.py), with their document's title."""
+    condition on `cases`: access/matter.py), with their document's title."""
     if not ids:
         return {}
     return {row.id: row for row in await _passages_where(session, visible, Passage.id.in_(list(ids)))}
@@ -192,7 +190,7 @@ async def fulltext_passages(
     query, so hidden matters never take the places of visible ones."""
     if not words:
         return []
-    conditions: list[ColumnElement[bool]] = [visible, not_trashed()]
+    conditions: list[ColumnElement[bool]] = [visible, document_not_trashed()]
     if case_id is not None:
         conditions.append(Passage.case_id == case_id)
     statement: Select[Any]
@@ -241,7 +239,7 @@ async def documents_by_title(
     statement = (
         select(Document.id, Document.title, Document.case_id)
         .join(Case, Case.id == Document.case_id)
-        .where(visible, not_trashed(), *(title.contains(word, autoescape=True) for word in words))
+        .where(visible, document_not_trashed(), *(title.contains(word, autoescape=True) for word in words))
         .order_by(Document.uploaded_at.desc(), Document.id.desc())
         .limit(limit)
     )
@@ -275,7 +273,7 @@ async def case_passages(session: AsyncSession, case_id: str) -> CasePassages:
     statement = (
         select(*_PASSAGE_COLUMNS, Passage.embedding)
         .join(Document, Document.id == Passage.document_id)
-        .where(Passage.case_id == case_id, Document.case_id == case_id, not_trashed())
+        .where(Passage.case_id == case_id, Document.case_id == case_id, document_not_trashed())
         .order_by(Passage.id)
     )
     rows = (await session.execute(statement)).all()

@@ -6,13 +6,12 @@ from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
 from casefile import envelope
-from casefile.audit import service as audit
-from casefile.auth.dependencies import CurrentPrincipal, RuntimeDep, SessionDep
-from casefile.cases.access import case_for
-from casefile.cases.dependencies import CasesRead
-from casefile.documents.dependencies import DocumentsRead
+from casefile.access.dependencies import CasesRead, DocumentsRead
+from casefile.access.matter import case_for
+from casefile.auth.dependencies import CurrentPrincipal
 from casefile.envelope import Envelope, PageEnvelope
 from casefile.listing import DEFAULT_LIMIT, MAX_LIMIT, MAX_PAGE
+from casefile.request_scope import RuntimeDep, SessionDep
 from casefile.search import ask as answering
 from casefile.search import service
 from casefile.search.schemas import MAX_QUERY_LENGTH, AskOut, AskRequest, SearchHit
@@ -35,12 +34,6 @@ async def search(
     full text and by meaning, and their titles), best first. Case hits need `read:cases`,
     document hits `read:documents`."""
     found = await service.search(session, principal, q, kind=kind, page=page, limit=limit)
-    await audit.record_read(
-        session,
-        runtime.db,
-        "search.query",
-        details={"in": "search", "q": q, "kind": kind, "page": page, "total": found.total},
-    )
     return envelope.paginated(found.items, page=page, limit=limit, total=found.total)
 
 

@@ -25,11 +25,12 @@ import numpy.typing as npt
 from sqlalchemy import ColumnElement
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile.access.matter import visible_to
+from casefile.audit import service as audit
 from casefile.auth.permissions import Permission, Principal
-from casefile.cases.access import visible_to
-from casefile.cases.models import Case
 from casefile.errors import ValidationFailed, permission_missing
 from casefile.listing import MAX_SEARCH_WORDS
+from casefile.models import Case
 from casefile.nlp.words import content_words, split_words
 from casefile.search import repository
 from casefile.search.repository import PassageRow
@@ -199,6 +200,8 @@ async def search(
                 "matched": sorted(hit.matched, key=("text", "semantic").index),
             }
         )
+    details = {"in": "search", "q": q, "kind": kind, "page": page, "total": len(ranked)}
+    await audit.record_read(session, "search.query", details=details)
     return SearchPage(items, len(ranked))
 
 

@@ -4,7 +4,7 @@ delete it), and the case itself is reached through `cases.access`."""
 
 from __future__ import annotations
 
-from casefile.cases.dependencies import CasesRead, CasesWrite
+from casefile.access.dependencies import CasesRead, CasesWrite
 
 TasksRead = CasesRead
 TasksWrite = CasesWrite

@@ -9,10 +9,9 @@ from sqlalchemy import ColumnElement, and_, case, func, or_
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.cases.schemas import PRIORITIES
-from casefile.db import get_or_404
 from casefile.errors import ValidationFailed
 from casefile.listing import Filter, ListSpec
-from casefile.tasks.models import Task
+from casefile.models import Task
 from casefile.tasks.schemas import TASK_STATUSES, TaskOut
 
 # Where a task without a due date sorts: after every real one (the same on both databases, which
@@ -26,10 +25,6 @@ def due_sort_key(due_date: date | None, due_datetime: datetime | None) -> dateti
     if due_date is not None:
         return datetime.combine(due_date, time(0), tzinfo=UTC)
     return NO_DUE_DATE
-
-
-async def get_task(session: AsyncSession, task_id: str) -> Task:
-    return await get_or_404(session, Task, task_id, "Task not found")
 
 
 async def _search_tasks(session: AsyncSession, words: list[str]) -> ColumnElement[bool]:

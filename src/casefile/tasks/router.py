@@ -6,11 +6,11 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
 from casefile import envelope
-from casefile.auth.dependencies import SessionDep
-from casefile.auth.visibility import IdOnlyOut
-from casefile.cases.access import Level, case_for
+from casefile.access.matter import Level, case_for
+from casefile.access.visibility import IdOnlyOut
 from casefile.envelope import DeletedOut, Envelope, PageEnvelope
 from casefile.listing import ListQuery, fields_query, list_query, project
+from casefile.request_scope import SessionDep
 from casefile.tasks import service
 from casefile.tasks.dependencies import TasksRead, TasksWrite
 from casefile.tasks.repository import CASE_TASK_LIST, TASK_LIST

@@ -6,8 +6,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, Field, PlainValidator, WithJsonSchema, model_validator
 
+from casefile.access.visibility import VisibleOut
 from casefile.auth.permissions import Permission
-from casefile.auth.visibility import VisibleOut
 from casefile.cases.schemas import Priority
 from casefile.clock import format_timestamp
 from casefile.schemas import InModel, Timestamp

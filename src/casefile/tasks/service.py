@@ -11,18 +11,16 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile.access.matter import Level, row_in_case, visible_to
 from casefile.auth.permissions import Principal
-from casefile.cases.access import CaseNotVisible, Level, case_for, visible_to
-from casefile.cases.models import Case
 from casefile.clock import utcnow
-from casefile.errors import NotFound, ValidationFailed
-from casefile.events import catalogue
+from casefile.errors import ValidationFailed
+from casefile.events import payloads
 from casefile.events.outbox import emit
 from casefile.listing import ListQuery, Page, fetch_page
-from casefile.tasks.models import Task
-from casefile.tasks.repository import CASE_TASK_LIST, TASK_LIST, due_sort_key, get_task
+from casefile.models import Case, Task, User
+from casefile.tasks.repository import CASE_TASK_LIST, TASK_LIST, due_sort_key
 from casefile.tasks.schemas import TaskCreate, TaskUpdate
-from casefile.users.models import User
 
 
 def set_due(task: Task, due: date | datetime | None) -> None:
@@ -42,12 +40,7 @@ async def check_assignee(session: AsyncSession, user_id: str | None) -> None:
 async def task_for(session: AsyncSession, principal: Principal, task_id: str, level: Level) -> Task:
     """The task if its case is visible to `principal` with `level`; a task on a case the caller
     may not see is "Task not found", like one that does not exist."""
-    task = await get_task(session, task_id)
-    try:
-        await case_for(session, principal, task.case_id, level)
-    except CaseNotVisible as exc:
-        raise NotFound("Task not found") from exc
-    return task
+    return await row_in_case(session, principal, Task, task_id, level, not_found="Task not found")
 
 
 async def list_case_tasks(
@@ -93,7 +86,7 @@ async def create_task(session: AsyncSession, principal: Principal, case: Case, b
     set_due(task, body.due_at)
     session.add(task)
     await session.flush()
-    await emit(session, "task.created", catalogue.task_created(task))
+    await emit(session, "task.created", payloads.task_created(task))
     return task
 
 
@@ -126,11 +119,11 @@ async def update_task(session: AsyncSession, principal: Principal, task: Task, b
         task.completed_at = utcnow() if task.status == "done" else None
     task.updated_at = utcnow()
     await session.flush()
-    await emit(session, "task.updated", catalogue.task_updated(task, changes, principal.actor_id))
+    await emit(session, "task.updated", payloads.task_updated(task, changes, principal.actor_id))
     return task
 
 
 async def delete_task(session: AsyncSession, principal: Principal, task: Task) -> None:
-    await emit(session, "task.deleted", catalogue.task_deleted(task, principal.actor_id))
+    await emit(session, "task.deleted", payloads.task_deleted(task, principal.actor_id))
     await session.delete(task)
     await session.flush()

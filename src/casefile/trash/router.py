@@ -6,14 +6,16 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
 from casefile import envelope
-from casefile.auth.dependencies import AdminPrincipal, RuntimeDep, SessionDep
-from casefile.cases.models import Case
+from casefile.auth.dependencies import AdminPrincipal
 from casefile.cases.schemas import CaseOut
 from casefile.documents.schemas import DocumentOut
 from casefile.envelope import DeletedOut, Envelope, PageEnvelope
 from casefile.listing import ListQuery, list_query
+from casefile.models import Case
+from casefile.request_scope import RuntimeDep, SessionDep
 from casefile.trash import service
-from casefile.trash.schemas import TRASH_LIST, TrashItemOut
+from casefile.trash.repository import TRASH_LIST
+from casefile.trash.schemas import TrashItemOut
 
 # Mounted under /admin, whose router already demands an administrator's access token.
 router = APIRouter(prefix="/trash", tags=["trash"])

@@ -4,9 +4,8 @@ from datetime import timedelta
 from typing import Any, Literal
 
 from casefile.clock import format_timestamp
-from casefile.listing import ListSpec
+from casefile.models import TrashItem
 from casefile.schemas import OutModel, Timestamp
-from casefile.trash.models import TrashItem
 
 RESOURCE_TYPES = ("case", "document")
 
@@ -29,14 +28,3 @@ class TrashItemOut(OutModel):
             "deleted_by": item.deleted_by,
             "purge_after": format_timestamp(item.deleted_at + timedelta(days=trash_days)),
         }
-
-
-TRASH_LIST = ListSpec(
-    model=TrashItem,
-    sortable={"deleted_at": TrashItem.deleted_at},
-    default_sort="deleted_at",
-    tiebreak=TrashItem.id,
-    output_fields=frozenset(TrashItemOut.model_fields),
-    filters={"resource_type": TrashItem.resource_type, "case_id": TrashItem.case_id},
-    filter_choices={"resource_type": RESOURCE_TYPES},
-)

@@ -14,21 +14,19 @@ from datetime import timedelta
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile.access.holds import ensure_no_hold, lock_case
 from casefile.auth.permissions import Principal
-from casefile.cases.models import Case
 from casefile.clock import utcnow
 from casefile.config.service import load as load_config
 from casefile.db import is_write_session
 from casefile.documents import service as documents_service
-from casefile.documents.models import Document
 from casefile.errors import Conflict, LegalHoldActive, NotFound
-from casefile.events import catalogue
+from casefile.events import payloads
 from casefile.events.outbox import emit
-from casefile.holds.repository import ensure_no_hold, lock_case
 from casefile.listing import ListQuery, Page, fetch_page
+from casefile.models import Case, Document, TrashItem
 from casefile.runtime import Runtime
-from casefile.trash.models import TrashItem
-from casefile.trash.schemas import TRASH_LIST
+from casefile.trash.repository import TRASH_LIST
 
 log = logging.getLogger(__name__)
 
@@ -76,9 +74,7 @@ async def restore(session: AsyncSession, actor: Principal, item_id: str) -> Case
             raise Conflict(f"Its case {item.case_id} is in the trash: restore the case first")
         _untrash(item)
         await session.flush()
-        await emit(
-            session, "document.restored", catalogue.document_restored(item, actor.actor_id, "restored")
-        )
+        await emit(session, "document.restored", payloads.document_restored(item, actor.actor_id, "restored"))
         return item
     documents = await documents_service.documents_of_case(session, item.id, include_trashed=True)
     returning = [d for d in documents if d.deleted_with_case]
@@ -91,10 +87,10 @@ async def restore(session: AsyncSession, actor: Principal, item_id: str) -> Case
         await emit(
             session,
             "document.restored",
-            catalogue.document_restored(document, actor.actor_id, "case_restored"),
+            payloads.document_restored(document, actor.actor_id, "case_restored"),
         )
     document_ids = [d.id for d in returning]
-    await emit(session, "case.restored", catalogue.case_restored(item, actor.actor_id, document_ids))
+    await emit(session, "case.restored", payloads.case_restored(item, actor.actor_id, document_ids))
     return item
 
 
@@ -126,7 +122,7 @@ async def _purge(
     await documents_service.purge_documents(
         session, runtime, documents, purged_by=purged_by, reason=document_reason
     )
-    await emit(session, "case.purged", catalogue.case_purged(item, purged_by, reason))
+    await emit(session, "case.purged", payloads.case_purged(item, purged_by, reason))
     await session.delete(item)
     await session.flush()
 

@@ -8,9 +8,10 @@ from typing import Annotated
 
 from fastapi import Depends
 
-from casefile.auth.dependencies import Require, in_path
+from casefile.auth.dependencies import Require
 from casefile.auth.permissions import Permission, Principal
-from casefile.users.models import User
+from casefile.models import User
+from casefile.request_scope import in_path
 from casefile.users.repository import get_user
 
 UsersRead = Annotated[Principal, Depends(Require(Permission.READ_USERS))]

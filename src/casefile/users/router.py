@@ -6,17 +6,19 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
 from casefile import envelope
-from casefile.auth.dependencies import RuntimeDep, SessionDep, UserPrincipal
-from casefile.auth.visibility import IdOnlyOut
+from casefile.access.visibility import IdOnlyOut
+from casefile.auth.dependencies import UserPrincipal
 from casefile.envelope import DeletedOut, Envelope, PageEnvelope
 from casefile.listing import ListQuery, list_query
+from casefile.request_scope import RuntimeDep, SessionDep
 from casefile.users import repository, service
 from casefile.users.dependencies import UserInPath, UsersDelete, UsersRead, UsersWrite
+from casefile.users.repository import USER_LIST
 from casefile.users.schemas import UserCreate, UserOut, UserUpdate
 
 router = APIRouter(prefix="/users", tags=["users"])
 
-UserListQuery = Annotated[ListQuery, Depends(list_query(service.USER_LIST))]
+UserListQuery = Annotated[ListQuery, Depends(list_query(USER_LIST))]
 
 # A handler with a body or a query string loads its path's row itself: see auth.dependencies.
 

@@ -5,8 +5,8 @@ from typing import Annotated, Any, Literal
 from email_validator import EmailNotValidError, validate_email
 from pydantic import AfterValidator, Field
 
+from casefile.access.visibility import VisibleOut
 from casefile.auth.permissions import Permission
-from casefile.auth.visibility import VisibleOut
 from casefile.schemas import InModel, Timestamp
 
 

@@ -5,46 +5,30 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, column, delete, func, or_, select, table
+from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile.access.matter import remove_subject
 from casefile.audit import service as audit
 from casefile.auth import passwords
 from casefile.auth.permissions import Principal
+from casefile.auth.repository import find_user_by_email
 from casefile.auth.service import revoke_user_sessions
 from casefile.clock import utcnow
 from casefile.db import lock_for_transaction
 from casefile.errors import Conflict, ValidationFailed, admin_token_needed_for
-from casefile.events import catalogue
+from casefile.events import payloads
 from casefile.events.outbox import emit
-from casefile.listing import ListQuery, ListSpec, Page, fetch_page
+from casefile.listing import ListQuery, Page, fetch_page
+from casefile.models import User
 from casefile.runtime import Runtime
-from casefile.users.models import User
-from casefile.users.repository import find_user_by_email
-from casefile.users.schemas import UserCreate, UserOut, UserUpdate
+from casefile.users.repository import USER_LIST
+from casefile.users.schemas import UserCreate, UserUpdate
 
 log = logging.getLogger(__name__)
 
 EMAIL_TAKEN = "Email is already registered"
-
-
-async def _search_users(session: AsyncSession, words: list[str]) -> ColumnElement[bool]:
-    # A firm has hundreds of users, not millions: a substring match per word is enough here.
-    return and_(
-        *(or_(func.lower(User.email).like(f"%{w}%"), func.lower(User.name).like(f"%{w}%")) for w in words)
-    )
-
-
-USER_LIST = ListSpec(
-    model=User,
-    sortable={"created_at": User.created_at, "email": User.email, "name": User.name, "role": User.role},
-    default_sort="created_at",
-    tiebreak=User.id,
-    output_fields=frozenset(UserOut.model_fields),
-    filters={"role": User.role},
-    search=_search_users,
-)
 
 
 async def create_user(session: AsyncSession, *, email: str, name: str, password: str, role: str) -> User:
@@ -135,17 +119,10 @@ async def update_user(
         await emit(
             session,
             "user.permissions_changed",
-            catalogue.user_permissions_changed(user, permission_changes, actor.actor_id),
+            payloads.user_permissions_changed(user, permission_changes, actor.actor_id),
         )
     await session.flush()
     return user
-
-
-# A case's grants and walls name a user or a group, so no foreign key removes them with the user:
-# these tables as this lower layer sees them (the rules live in cases/access.py).
-_CASE_ACCESS_TABLES = [
-    table(name, column("subject_type"), column("subject_id")) for name in ("case_grants", "case_walls")
-]
 
 
 async def delete_user(session: AsyncSession, actor: Principal, user: User) -> None:
@@ -155,12 +132,7 @@ async def delete_user(session: AsyncSession, actor: Principal, user: User) -> No
         raise Conflict("You cannot delete yourself")
     if user.role == "admin" and user.active and await _active_admins(session) <= 1:
         raise Conflict("The last active administrator cannot be deleted")
-    for access_table in _CASE_ACCESS_TABLES:
-        await session.execute(
-            delete(access_table).where(
-                access_table.c.subject_type == "user", access_table.c.subject_id == user.id
-            )
-        )
+    await remove_subject(session, "user", user.id)
     await session.delete(user)
     await session.flush()
     audit.record(

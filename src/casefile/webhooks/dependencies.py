@@ -7,8 +7,8 @@ from typing import Annotated
 
 from fastapi import Depends
 
-from casefile.auth.dependencies import in_path
-from casefile.webhooks.models import Delivery, Webhook
+from casefile.models import Delivery, Webhook
+from casefile.request_scope import in_path
 from casefile.webhooks.service import get_delivery, get_webhook
 
 WebhookInPath = Annotated[Webhook, Depends(in_path(get_webhook, "webhook_id"))]

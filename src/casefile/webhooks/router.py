@@ -6,11 +6,13 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
 from casefile import envelope
-from casefile.auth.dependencies import AdminPrincipal, RuntimeDep, SessionDep
+from casefile.auth.dependencies import AdminPrincipal
 from casefile.envelope import DeletedOut, Envelope, PageEnvelope
 from casefile.listing import ListQuery, list_query
+from casefile.request_scope import RuntimeDep, SessionDep
 from casefile.webhooks import service
 from casefile.webhooks.dependencies import DeliveryInPath, WebhookInPath
+from casefile.webhooks.repository import DELIVERY_LIST, WEBHOOK_DELIVERY_LIST, WEBHOOK_LIST
 from casefile.webhooks.schemas import (
     DeliveryDetail,
     DeliveryOut,
@@ -25,9 +27,9 @@ from casefile.webhooks.schemas import (
 # Mounted under /admin, whose router already demands an administrator's access token.
 router = APIRouter(tags=["webhooks"])
 
-WebhookListQuery = Annotated[ListQuery, Depends(list_query(service.WEBHOOK_LIST))]
-DeliveryListQuery = Annotated[ListQuery, Depends(list_query(service.DELIVERY_LIST))]
-WebhookDeliveryListQuery = Annotated[ListQuery, Depends(list_query(service.WEBHOOK_DELIVERY_LIST))]
+WebhookListQuery = Annotated[ListQuery, Depends(list_query(WEBHOOK_LIST))]
+DeliveryListQuery = Annotated[ListQuery, Depends(list_query(DELIVERY_LIST))]
+WebhookDeliveryListQuery = Annotated[ListQuery, Depends(list_query(WEBHOOK_DELIVERY_LIST))]
 
 # A handler with a body or a query string loads its path's row itself: see auth.dependencies.
 

@@ -4,16 +4,9 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, WithJsonSchema, field_validator
 
+from casefile.config.schemas import RetryPolicy
 from casefile.events.catalogue import EVENT_GROUPS, EVENT_NAMES
 from casefile.schemas import InModel, OutModel, Timestamp
-
-MAX_ATTEMPTS_LIMIT = 10
-
-
-class RetryPolicy(InModel):
-    max_attempts: int = Field(default=5, ge=1, le=MAX_ATTEMPTS_LIMIT)
-    backoff_multiplier: float = Field(default=2, ge=1, le=10)
-    initial_delay: int = Field(default=60, ge=1, le=3600, description="Seconds before the first retry")
 
 
 def _valid_subscriptions(value: list[str]) -> list[str]:

@@ -4,60 +4,39 @@ dead-letter queue and its replay)."""
 from __future__ import annotations
 
 import secrets
-from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import func
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
 from casefile.audit import service as audit
 from casefile.auth.permissions import Principal
 from casefile.clock import utcnow
+from casefile.config.schemas import RetryPolicy
 from casefile.config.service import load as load_config
 from casefile.db import commit_early, get_or_404
 from casefile.error_handlers import validation_details
 from casefile.errors import Conflict, ErrorDetail, ValidationFailed
-from casefile.events.models import Event
 from casefile.events.outbox import announce_deliveries
-from casefile.listing import ListQuery, ListSpec, Page, fetch_page
+from casefile.listing import ListQuery, Page, fetch_page
+from casefile.models import Delivery, Event, Webhook
 from casefile.runtime import Runtime
-from casefile.webhooks import delivery as engine
-from casefile.webhooks.models import DELIVERY_STATUSES, Delivery, Webhook
+from casefile.webhooks.claims import claim_due
+from casefile.webhooks.delivery import attempt, count_attempt, delivery_client
+from casefile.webhooks.recording import record_outcome
+from casefile.webhooks.repository import DELIVERY_LIST, WEBHOOK_LIST
 from casefile.webhooks.schemas import (
     AttemptOut,
     DeliveryDetail,
     DeliveryOut,
-    RetryPolicy,
     RotateSecret,
     TestDelivery,
     WebhookCreate,
-    WebhookOut,
     WebhookUpdate,
 )
 from casefile.webhooks.ssrf import check_url
-
-WEBHOOK_LIST = ListSpec(
-    model=Webhook,
-    sortable={"created_at": Webhook.created_at, "name": func.lower(Webhook.name)},
-    default_sort="created_at",
-    tiebreak=Webhook.id,
-    output_fields=frozenset(WebhookOut.model_fields),
-)
-
-DELIVERY_LIST = ListSpec(
-    model=Delivery,
-    sortable={"created_at": Delivery.created_at, "updated_at": Delivery.updated_at},
-    default_sort="created_at",
-    tiebreak=Delivery.id,
-    output_fields=frozenset(DeliveryOut.model_fields),
-    filters={"status": Delivery.status, "webhook_id": Delivery.webhook_id},
-    filter_choices={"status": DELIVERY_STATUSES},
-)
-# Under /webhooks/{webhook_id}/deliveries the webhook is in the path, not a filter.
-WEBHOOK_DELIVERY_LIST = replace(DELIVERY_LIST, filters={"status": Delivery.status})
 
 
 def delivery_out(delivery: Delivery) -> dict[str, Any]:
@@ -229,13 +208,13 @@ async def send_test(
     )
     session.add(delivery)
     await session.flush()
-    [claim] = await engine.claim_due(session, runtime, limit=1, delivery_id=delivery.id)
+    [claim] = await claim_due(session, runtime, limit=1, delivery_id=delivery.id)
     await commit_early(session)  # no transaction is held across the HTTP call
     allow_private = runtime.settings.webhook_allow_private_urls
-    async with engine.delivery_client(allow_private=allow_private, max_connections=1) as client:
-        outcome = await engine.attempt(client, claim, runtime.settings.webhook_timeout_seconds)
-    engine.count_attempt(runtime, outcome)
-    await engine.record(runtime, claim, outcome)
+    async with delivery_client(allow_private=allow_private, max_connections=1) as client:
+        outcome = await attempt(client, claim, runtime.settings.webhook_timeout_seconds)
+    count_attempt(runtime, outcome)
+    await record_outcome(runtime, claim, outcome)
     async with runtime.db.transaction(write=False) as reader:
         detail = delivery_detail(await get_delivery(reader, delivery.id))
     return detail, detail["attempts"][-1]

@@ -27,7 +27,9 @@ import httpx
 
 from casefile.runtime import Runtime
 from casefile.settings import Settings
-from casefile.webhooks import delivery as engine
+from casefile.webhooks import recording
+from casefile.webhooks.claims import claim_due
+from casefile.webhooks.delivery import Claim, Outcome, attempt, count_attempt, delivery_client
 
 log = logging.getLogger(__name__)
 CLAIM_BATCH = 50
@@ -48,9 +50,7 @@ class HttpClients:
         n = max(1, min(n, concurrency))
         per_client = math.ceil(concurrency / n)
         self.clients = [
-            engine.delivery_client(
-                allow_private=settings.webhook_allow_private_urls, max_connections=per_client
-            )
+            delivery_client(allow_private=settings.webhook_allow_private_urls, max_connections=per_client)
             for _ in range(n)
         ]
         self.busy = [0] * n
@@ -71,19 +71,19 @@ class HttpClients:
             await client.aclose()
 
 
-Pending = tuple[engine.Claim, engine.Outcome, "asyncio.Future[None]"]
+Pending = tuple[Claim, Outcome, "asyncio.Future[None]"]
 
 
 class OutcomeRecorder:
     """Records attempts' outcomes in batches (group commit). `record` queues an outcome and returns
     once it is committed, or raises if it could not be; `run`, one task, writes everything that
-    was queued meanwhile in one transaction (`engine.record_batch`)."""
+    was queued meanwhile in one transaction (`record_batch`)."""
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self.queue: asyncio.Queue[Pending] = asyncio.Queue()
 
-    async def record(self, claim: engine.Claim, outcome: engine.Outcome) -> None:
+    async def record(self, claim: Claim, outcome: Outcome) -> None:
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.queue.put_nowait((claim, outcome, done))
         await done
@@ -106,7 +106,7 @@ class OutcomeRecorder:
 
     async def _write(self, batch: list[Pending]) -> None:
         try:
-            await engine.record_batch(self.runtime, [(claim, outcome) for claim, outcome, _ in batch])
+            await recording.record_batch(self.runtime, [(claim, outcome) for claim, outcome, _ in batch])
         except Exception as exc:
             if len(batch) == 1:
                 _settle(batch, exc)
@@ -174,7 +174,7 @@ class DeliveryWorker:
             return 0
         allowance = {hook: self.per_webhook - n for hook, n in self.by_webhook.items() if n}
         async with self.runtime.db.transaction(write=True) as session:
-            claims = await engine.claim_due(
+            claims = await claim_due(
                 session,
                 self.runtime,
                 limit=min(free, CLAIM_BATCH),
@@ -188,11 +188,11 @@ class DeliveryWorker:
             task.add_done_callback(self.in_flight.discard)
         return len(claims)
 
-    async def _deliver(self, http: HttpClients, claim: engine.Claim) -> None:
+    async def _deliver(self, http: HttpClients, claim: Claim) -> None:
         try:
             async with http.lease() as client:
-                outcome = await engine.attempt(client, claim, self.runtime.settings.webhook_timeout_seconds)
-            engine.count_attempt(self.runtime, outcome)
+                outcome = await attempt(client, claim, self.runtime.settings.webhook_timeout_seconds)
+            count_attempt(self.runtime, outcome)
             # Returns once the outcome is committed: the slot is freed below only after that.
             await self.recorder.record(claim, outcome)
         except Exception:

@@ -1,4 +1,4 @@
-"""Text extraction, page by page, from the file types uploads can have (`documents/sniff.py`).
+"""Text extraction, page by page, from the file types uploads can have (`storage/sniff.py`).
 
 `extract(path, file_type)` returns the pages and the method used. Page numbers are real where the
 format has pages (PDF; DOCX explicit page breaks; RTF `\\page`; form feeds in text; one page per

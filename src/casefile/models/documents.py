@@ -45,7 +45,7 @@ class Document(Base):
     )
 
 
-def not_trashed() -> ColumnElement[bool]:
+def document_not_trashed() -> ColumnElement[bool]:
     """SQL condition on `documents`: the document is not in the trash. Every query that reads
     documents (lists, reads, search passages and titles, ask, summaries) adds it."""
     return Document.deleted_at.is_(None)

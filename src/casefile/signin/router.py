@@ -9,13 +9,14 @@ from fastapi.responses import JSONResponse, RedirectResponse
 
 from casefile import envelope
 from casefile.auth import service
-from casefile.auth.dependencies import LimitByClientIp, RuntimeDep, SessionDep, UserPrincipal
+from casefile.auth.dependencies import LimitByClientIp, UserPrincipal
 from casefile.auth.oidc import FLOW_COOKIE, FLOW_SECONDS, Flow, OidcClient, provider_error
-from casefile.auth.schemas import LoginRequest, LogoutOut, RefreshRequest, TokenOut
 from casefile.envelope import Envelope
 from casefile.errors import SsoNotConfigured, sso_failed
 from casefile.query_parameters import open_query_string
+from casefile.request_scope import RuntimeDep, SessionDep
 from casefile.runtime import Runtime
+from casefile.signin.schemas import LoginRequest, LogoutOut, RefreshRequest, TokenOut
 from casefile.users.schemas import UserOut
 
 router = APIRouter(prefix="/auth", tags=["auth"])

@@ -9,9 +9,9 @@ from datetime import datetime
 from sqlalchemy import String, literal_column, select, union_all
 from sqlalchemy.orm import Mapped
 
-from casefile.cases.models import Case
 from casefile.db import Base
-from casefile.documents.models import Document
+from casefile.models.cases import Case
+from casefile.models.documents import Document
 
 _cases = select(
     Case.id.label("id"),

@@ -18,18 +18,16 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable
 from enum import IntEnum
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import ColumnElement, Select, and_, bindparam, false, or_, select, true
+from sqlalchemy import ColumnElement, Select, and_, bindparam, delete, false, or_, select, true
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute, joinedload
 
 from casefile.auth.permissions import ROLE_PERMISSIONS, Permission, Principal, grants
-from casefile.cases.models import Case, CaseAssignee, CaseGrant, CaseWall
-from casefile.cases.repository import get_case
-from casefile.db import is_write_session
+from casefile.db import get_or_404, is_write_session
 from casefile.errors import NotFound, case_access_missing
-from casefile.groups.models import GroupMember
+from casefile.models import Case, CaseAssignee, CaseGrant, CaseWall, Document, GroupMember
 
 
 class Level(IntEnum):
@@ -142,19 +140,58 @@ def not_trashed() -> ColumnElement[bool]:
 
 
 async def case_for(
-    session: AsyncSession, principal: Principal, case_id: str, level: Level = Level.READ
+    session: AsyncSession,
+    principal: Principal,
+    case_id: str,
+    level: Level = Level.READ,
+    *,
+    not_found: str = "Case not found",
 ) -> Case:
-    """The case `case_id` if `principal` may see it (else CaseNotVisible, 404) and has `level` on
-    it (else 403). In a write transaction the row is locked (as `db.get_or_404` does), so that
-    the rules checked on it hold until the commit."""
+    """The case `case_id` if `principal` may see it (else CaseNotVisible: 404 `not_found`, the
+    message of whatever the path named) and has `level` on it (else 403). In a write transaction
+    the row is locked (as `db.get_or_404` does), so that the rules checked on it hold until the
+    commit."""
     lock = is_write_session(session)
     statement = _case_statement(principal.user_id, principal.acts_as_admin, principal.key_case_ids, lock)
     result = await session.execute(statement, {"case_id": case_id})
     case = result.unique().scalar_one_or_none()
     if case is None:
-        raise CaseNotVisible(case_id)
+        raise CaseNotVisible(case_id, not_found)
     await require_level(session, principal, case, level)
     return case
+
+
+class InCase(Protocol):
+    """A table whose rows belong to one case (documents, tasks, AI jobs, …)."""
+
+    id: Any
+    case_id: Any
+
+
+RowT = TypeVar("RowT", bound=InCase)
+
+
+async def row_in_case(
+    session: AsyncSession,
+    principal: Principal,
+    model: type[RowT],
+    row_id: str,
+    level: Level = Level.READ,
+    *,
+    not_found: str,
+) -> RowT:
+    """The `model` row `row_id` if the caller may see its case (else 404 `not_found`, exactly as
+    for a row that does not exist, and recorded as a denied access) with `level` on it (else 403).
+
+    In a write transaction the case's row is locked before this one (as `case_for` and
+    `db.get_or_404` lock them): the one order every path that locks both takes (deleting or
+    purging a case or a document, placing a hold), so that none deadlock. A row never changes
+    case, so reading its `case_id` first without a lock is safe."""
+    case_id = await session.scalar(select(model.case_id).where(model.id == row_id))
+    if case_id is None:
+        raise NotFound(not_found)
+    await case_for(session, principal, case_id, level, not_found=not_found)
+    return await get_or_404(session, model, row_id, not_found)  # type: ignore[type-var]
 
 
 @functools.lru_cache(maxsize=4096)
@@ -175,6 +212,18 @@ def _case_statement(
     return statement.options(joinedload(Case.assignees))
 
 
+async def document_for(
+    session: AsyncSession, principal: Principal, document_id: str, level: Level = Level.READ
+) -> Document:
+    """The document if the caller may see its case (else 404 "Document not found", exactly as for
+    a document that does not exist, or one in the trash) with `level` on it (else 403)."""
+    message = "Document not found"
+    document = await row_in_case(session, principal, Document, document_id, level, not_found=message)
+    if document.deleted_at is not None:  # with its case or alone: restored through /admin/trash
+        raise NotFound(message)
+    return document
+
+
 async def visible_case_ids(session: AsyncSession, principal: Principal, case_ids: Iterable[str]) -> set[str]:
     """Which of `case_ids` `principal` may see."""
     wanted = set(case_ids)
@@ -184,9 +233,21 @@ async def visible_case_ids(session: AsyncSession, principal: Principal, case_ids
     return set(rows)
 
 
+async def remove_subject(session: AsyncSession, subject_type: str, subject_id: str) -> None:
+    """Remove every grant and wall that names a user or group being deleted: they name it by
+    type and id, so no foreign key removes them with it."""
+    for model in (CaseGrant, CaseWall):
+        await session.execute(
+            delete(model).where(model.subject_type == subject_type, model.subject_id == subject_id)
+        )
+
+
 async def access_settings_case(session: AsyncSession, principal: Principal, case_id: str) -> Case:
     """The case whose access settings the caller reads or replaces: with an administrator's own
     token any case, even one they are walled off from (not in the trash); otherwise `manage`."""
     if principal.is_admin_user:
-        return await get_case(session, case_id)
+        case = await get_or_404(session, Case, case_id, "Case not found")
+        if case.deleted_at is not None:  # in the trash: restored through /admin/trash first
+            raise NotFound("Case not found")
+        return case
     return await case_for(session, principal, case_id, Level.MANAGE)

@@ -8,7 +8,7 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from casefile.clock import new_id, utcnow
 from casefile.db import Base, UTCDateTime
-from casefile.events.models import Event
+from casefile.models.events import Event
 from casefile.worker.lease import Leased, due_index
 
 

@@ -1,0 +1,16 @@
+"""The conflicts queries: how they are listed (`ListSpec`), searched and filtered."""
+
+from __future__ import annotations
+
+from casefile.conflicts.schemas import ConflictCheckOut
+from casefile.listing import ListSpec
+from casefile.models import ConflictCheck
+
+CONFLICT_CHECK_LIST = ListSpec(
+    model=ConflictCheck,
+    sortable={"created_at": ConflictCheck.created_at},
+    default_sort="created_at",
+    tiebreak=ConflictCheck.id,
+    output_fields=frozenset(ConflictCheckOut.model_fields),
+    filters={"case_id": ConflictCheck.case_id, "created_by": ConflictCheck.created_by},
+)

@@ -1,0 +1,71 @@
+"""Every table of Casefile, one module per domain, in one package below every domain: a domain
+reads another's rows without importing that domain (docs/decisions/0018-domain-layout.md).
+Import models from here (`from casefile.models import Case`); `Base.metadata` knows the whole
+schema once this package is imported (Alembic, tests)."""
+
+from casefile.db import Base
+from casefile.models.ai import JOB_KINDS, JOB_STATUSES, AiJob
+from casefile.models.api_keys import ApiKey
+from casefile.models.audit import AuditChainHead, AuditEntry
+from casefile.models.auth import AuthSession, RefreshToken, RevokedSession
+from casefile.models.calendar_feed import CalendarToken
+from casefile.models.cases import Case, CaseAssignee, CaseGrant, CaseNumberCounter, CaseWall
+from casefile.models.config import CONFIG_ROW_ID, SystemConfig
+from casefile.models.conflicts import ConflictCheck
+from casefile.models.contacts import Contact, ContactName, Party
+from casefile.models.deadlines import Deadline, DeadlineRuleSet
+from casefile.models.documents import Blob, Document, document_not_trashed
+from casefile.models.events import Event
+from casefile.models.groups import Group, GroupMember
+from casefile.models.holds import LegalHold
+from casefile.models.notes import Note, NoteVersion
+from casefile.models.search import Passage
+from casefile.models.tasks import Task
+from casefile.models.trash import TrashItem
+from casefile.models.users import ROLES, User
+from casefile.models.webhooks import DELIVERY_STATUSES, Delivery, DeliveryAttempt, Webhook
+
+__all__ = [
+    "CONFIG_ROW_ID",
+    "DELIVERY_STATUSES",
+    "JOB_KINDS",
+    "JOB_STATUSES",
+    "ROLES",
+    "AiJob",
+    "ApiKey",
+    "AuditChainHead",
+    "AuditEntry",
+    "AuthSession",
+    "Base",
+    "Blob",
+    "CalendarToken",
+    "Case",
+    "CaseAssignee",
+    "CaseGrant",
+    "CaseNumberCounter",
+    "CaseWall",
+    "ConflictCheck",
+    "Contact",
+    "ContactName",
+    "Deadline",
+    "DeadlineRuleSet",
+    "Delivery",
+    "DeliveryAttempt",
+    "Document",
+    "Event",
+    "Group",
+    "GroupMember",
+    "LegalHold",
+    "Note",
+    "NoteVersion",
+    "Party",
+    "Passage",
+    "RefreshToken",
+    "RevokedSession",
+    "SystemConfig",
+    "Task",
+    "TrashItem",
+    "User",
+    "Webhook",
+    "document_not_trashed",
+]
