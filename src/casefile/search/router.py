@@ -12,6 +12,7 @@ from casefile.auth.dependencies import CurrentPrincipal
 from casefile.envelope import Envelope, PageEnvelope
 from casefile.listing import DEFAULT_LIMIT, MAX_LIMIT, MAX_PAGE
 from casefile.request_scope import RuntimeDep, SessionDep
+from casefile.search import ask as answering
 from casefile.search import service
 from casefile.search.schemas import MAX_QUERY_LENGTH, AskOut, AskRequest, SearchHit
 
@@ -44,4 +45,4 @@ async def ask(
     each cited (document, page, character offsets in the page's text), and the passages they
     come from. `grounded` is false, with no answer, when nothing in the documents supports one."""
     case = await case_for(session, principal, case_id)
-    return envelope.ok(await service.ask(session, case, body.question))
+    return envelope.ok(await answering.ask(session, case, body.question))
