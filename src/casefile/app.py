@@ -17,6 +17,9 @@ from casefile.access.matter import CaseNotVisible
 from casefile.admin import build_admin_router
 from casefile.ai.router import router as ai_router
 from casefile.audit import denials
+from casefile.audit.router import log_router as audit_log_router
+from casefile.auth.dependencies import Require
+from casefile.auth.permissions import Permission
 from casefile.background import run_background_workers
 from casefile.calendar_feed.router import router as calendar_router
 from casefile.cases.router import router as cases_router
@@ -80,6 +83,11 @@ def include_api(app: FastAPI) -> None:
     for router in (*routers, *practice):
         app.include_router(router, prefix=CURRENT_PREFIX, dependencies=[nul_rule, QueryCheck])
     app.include_router(build_admin_router(), prefix=CURRENT_PREFIX, dependencies=[nul_rule])
+    # The audit log's heads and proofs: administrators, and API keys holding `read:audit`.
+    audit_reader = Depends(Require(Permission.READ_AUDIT))
+    app.include_router(
+        audit_log_router, prefix=CURRENT_PREFIX, dependencies=[nul_rule, audit_reader, QueryCheck]
+    )
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:

@@ -1,5 +1,5 @@
 """`casefile` command line: serve, worker, migrate, doctor, backup, restore, users (cli_users.py),
-openapi, audit verify and audit export.
+openapi, audit verify, audit export and audit heads.
 
 Modules are imported where they are used, so that `casefile --help` and `--version` start in a
 tenth of a second (bench/startup.py). Every command reads its settings through `_settings`, which
@@ -12,7 +12,7 @@ import logging
 import os
 import signal
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 import click
 
@@ -148,8 +148,8 @@ def serve(  # click passes options by name
 
 @main.command()
 def worker() -> None:
-    """Deliver webhooks and run AI jobs (alone, beside `casefile serve --no-worker`); stops on SIGTERM
-    or Ctrl-C."""
+    """Deliver webhooks, run AI jobs and sequence the audit log (alone, beside `casefile serve
+    --no-worker`); stops on SIGTERM or Ctrl-C."""
     from casefile.migrate import upgrade
 
     settings = _settings(checked=True)
@@ -180,7 +180,7 @@ async def _run_worker(settings: Settings) -> None:
         loop.add_signal_handler(signum, stop.set)
     runtime = start_runtime(settings)
     settle_garbage_collector()
-    logging.getLogger("casefile").info("delivery and AI workers started")
+    logging.getLogger("casefile").info("delivery, AI and audit workers started")
     try:
         await run_background_workers(runtime, stop)
     finally:
@@ -302,33 +302,103 @@ def restore(input_: str, force: bool) -> None:
 
 @main.group()
 def audit() -> None:
-    """Check and export the audit trail."""
+    """Check and export the audit log, and export its signed tree heads."""
 
 
-async def _verify_audit(settings: Settings) -> tuple[int, str | None]:
-    from casefile.audit.service import verify
+async def _verify_audit(settings: Settings, kept_heads: list[dict[str, object]]) -> object:
+    from casefile.audit.verification import verify
     from casefile.db import Database
 
     db = Database(settings)
     try:
         async with db.transaction(write=False) as session:
-            result = await verify(session)
+            return await verify(session, kept_heads)
     finally:
         await db.dispose()
-    return result.checked, result.broken.describe() if result.broken else None
 
 
 @audit.command("verify")
-def audit_verify() -> None:
-    """Check the hash chain from the first entry to the newest. Exits 1 and names the first
-    broken entry if any entry was edited, deleted or reordered."""
+@click.option(
+    "--kept-heads",
+    type=click.Path(dir_okay=False, exists=True),
+    help="Tree heads kept outside Casefile (JSON Lines from `casefile audit heads` or `audit.tree_head` "
+    "webhooks): the log must still match every one of them",
+)
+def audit_verify(kept_heads: str | None) -> None:
+    """Check the whole log against its signed tree heads, oldest entry first. Exits 1 and names
+    the first thing wrong: an entry edited, deleted, inserted or moved, the log truncated, a tree
+    head altered, or (with --kept-heads) the log rewritten since a head was kept."""
+    from pathlib import Path
+
+    from casefile.audit.verification import Verification
+
+    kept: list[dict[str, object]] = []
+    if kept_heads is not None:
+        try:
+            lines = Path(kept_heads).read_text(encoding="utf-8").splitlines()
+            kept = [_kept_head(json.loads(line)) for line in lines if line.strip()]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise click.ClickException(
+                f"{kept_heads}: not tree heads, one JSON object a line ({exc})"
+            ) from exc
     import asyncio
 
-    checked, broken = asyncio.run(_verify_audit(_settings(checked=True)))
-    if broken is not None:
-        click.echo(f"audit trail broken at {broken} ({checked} entries before it are intact)", err=True)
+    result = asyncio.run(_verify_audit(_settings(checked=True), kept))
+    assert isinstance(result, Verification)
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
+    if result.broken is not None:
+        click.echo(
+            f"audit log broken at {result.broken.describe()} ({result.checked} entries before it are intact)",
+            err=True,
+        )
         sys.exit(1)
-    click.echo(f"audit trail intact: {checked} entries")
+    kept_note = f", {result.kept} kept heads" if kept else ""
+    click.echo(
+        f"audit log intact: {result.checked} entries, {result.heads} signed tree heads{kept_note}; "
+        f"{result.waiting} entries wait for the sequencer"
+    )
+
+
+def _kept_head(line: dict[str, object]) -> dict[str, object]:
+    """A head line, or a webhook delivery's body whose `data` is one."""
+    head = line.get("data") if isinstance(line.get("data"), dict) else line
+    assert isinstance(head, dict)
+    for name in ("tree_size", "root_hash", "timestamp", "key_id", "signature"):
+        if name not in head:
+            raise KeyError(name)
+    return head
+
+
+@audit.command("heads")
+@click.option("--output", type=click.Path(dir_okay=False), help="File to write (default: standard output)")
+@click.option(
+    "--after-size", type=int, default=-1, help="Only heads of larger trees (to append to a kept file)"
+)
+def audit_heads(output: str | None, after_size: int) -> None:
+    """Export the signed tree heads, oldest first, one JSON object a line with the key's public
+    key: keep them outside Casefile, and check the log against them with `audit verify
+    --kept-heads`."""
+    import asyncio
+
+    from casefile.audit.export import export_heads
+    from casefile.db import Database
+
+    settings = _settings(checked=True)
+
+    async def run(out: TextIO) -> int:
+        db = Database(settings)
+        try:
+            return await export_heads(db, out, after_size=after_size)
+        finally:
+            await db.dispose()
+
+    if output is None:
+        asyncio.run(run(sys.stdout))
+        return
+    with open(output, "a", encoding="utf-8") as out:
+        written = asyncio.run(run(out))
+    click.echo(f"appended {written} tree heads to {output}", err=True)
 
 
 @audit.command("export")
@@ -343,8 +413,8 @@ def audit_verify() -> None:
 )
 @click.option("--force", is_flag=True, help="Overwrite the file if it exists")
 def audit_export(output: str, export_format: str, force: bool) -> None:
-    """Export the whole trail, oldest first, with a progress bar (on stderr). The export is
-    recorded in the trail (`audit.exported`)."""
+    """Export the log, in log order, with a progress bar (on stderr). The export is recorded in
+    the trail (`audit.exported`)."""
     from contextlib import ExitStack
     from pathlib import Path
 

@@ -111,7 +111,7 @@ class NotReady(AppError, code=ErrorCode.NOT_READY):
 
 class AiUnavailable(AppError, code=ErrorCode.AI_UNAVAILABLE):
     """A request that runs a local model (asking a case) on a server installed without the
-    `casefile[ai]` extra (docs/decisions/0019-operating-and-upgrading.md)."""
+    `casefile[ai]` extra (docs/decisions/0021-operating-and-upgrading.md)."""
 
 
 class ProviderUnavailable(AppError, code=ErrorCode.SSO_PROVIDER_UNAVAILABLE):
@@ -141,6 +141,8 @@ class Unauthorized(AuthError):
 
 class Forbidden(AuthError):
     status_code, error = 403, "forbidden"
+    # The case the refusal concerns, when there is one (its `denied` audit entry names it).
+    case_id: str | None = None
 
 
 # The catalogue of authentication errors (docs/api-conventions.md#errors), so the codes live in one place.
@@ -168,9 +170,11 @@ def admin_token_needed_for(action: str) -> Forbidden:
 https_required = partial(Forbidden, "AUTH_020", "This server accepts HTTPS only; use https://")
 
 
-def case_access_missing(level: str) -> Forbidden:
+def case_access_missing(level: str, case_id: str | None = None) -> Forbidden:
     """The caller may see the case but not do this to it (docs/api-conventions.md#matter-access)."""
-    return Forbidden("AUTH_012", f"This request needs {level} access to the case")
+    error = Forbidden("AUTH_012", f"This request needs {level} access to the case")
+    error.case_id = case_id
+    return error
 
 
 def permission_missing(permission: str) -> Forbidden:

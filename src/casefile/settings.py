@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import logging
 import os
 import secrets
+from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
 from typing import Literal
@@ -53,6 +55,17 @@ class Settings(BaseSettings):
 
     secret_key: SecretStr | None = Field(
         default=None, description="Encrypts webhook secrets at rest; generated into the data dir if unset"
+    )
+    audit_signing_key: SecretStr | None = Field(
+        default=None,
+        description="Signs the audit log's tree heads: base64 of 32 random bytes (an Ed25519 key); "
+        "generated into the data dir if unset",
+    )
+    audit_sequence_interval_seconds: float = Field(
+        default=0.25,
+        gt=0,
+        le=60,
+        description="How often the sequencer places new audit entries in the log and signs a tree head",
     )
     webhook_allow_private_urls: bool = False
     webhook_timeout_seconds: float = Field(default=30, gt=0, le=300)
@@ -229,6 +242,17 @@ class Settings(BaseSettings):
             return self.secret_key.get_secret_value()
         return _read_or_create_secret(self.data_dir / "secret-key")
 
+    @cached_property
+    def audit_signing_seed(self) -> str:
+        """The tree heads' Ed25519 key (base64 of 32 bytes): configured, or generated once and kept
+        (mode 0600) in the data dir."""
+        if self.audit_signing_key is not None:
+            return self.audit_signing_key.get_secret_value()
+        return _read_or_create_secret(
+            self.data_dir / "audit-signing-key",
+            lambda: base64.urlsafe_b64encode(secrets.token_bytes(32)).decode("ascii"),
+        )
+
     @property
     def content_dir(self) -> Path:
         return self.data_dir / "content"
@@ -262,11 +286,11 @@ def make_private_dir(path: Path) -> None:
         log.warning("cannot make the data dir %s private (mode 0700): it is not ours", path)
 
 
-def _read_or_create_secret(path: Path) -> str:
+def _read_or_create_secret(path: Path, make: Callable[[], str] = lambda: secrets.token_urlsafe(48)) -> str:
     if path.exists():
         return path.read_text().strip()
     make_private_dir(path.parent)
-    value = secrets.token_urlsafe(48)
+    value = make()
     # O_EXCL: when two processes start together, exactly one writes and both then read the same key.
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

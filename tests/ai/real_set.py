@@ -3,15 +3,18 @@
 Shared by the tests that enforce the floors (tests/ai/test_real_quality.py) and by the benchmark
 that prints the figures (bench/ai_quality.py), so that both measure the same thing:
 
-- entities and types: each document is extracted from the .txt file it is stored as and analysed
-  by the functions `process_document` calls (`extract_full`, `extract_entities`, the suggested
-  type); no database. The summary and the keywords, which `process_document` also computes, are
-  left out: they are not measured here and embedding them would double the run time. Should
-  `process_document` come to compute entities or types differently, `_analyse` below follows it.
+- entities and types: each document is extracted from the file it is stored as (PDF, scanned PDF,
+  DOCX, HTML, e-mail, Markdown or text) and analysed by `processing.analyse`, the function
+  `process_document` runs after extraction; no database.
 - search and ask: the documents are uploaded to a server (AI processing off) and the passages and
-  vectors made as `process_document` makes them (title prefix included) are stored with
+  vectors `processing.analyse` made (the title weighed in) are stored with
   `replace_passages`, as the AI worker stores them; the queries and questions then go through the
-  real `/search` and `/cases/{id}/ask`.
+  real `/search` and `/cases/{id}/ask`. All documents sit in one case, so both parts of the split
+  are searched among the same 150-odd documents.
+
+The set is split (issue 31) into a development part, the only one rules and thresholds may be
+chosen on, and a locked test part that is reported, never tuned to: `split.json`, drawn by
+`draw_split` (a seeded random draw stratified by the labelled type). Every report is per part.
 
 Entity comparison reuses the normalisation of the small synthetic set (tests/ai/test_quality.py).
 """
@@ -21,6 +24,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import math
+import random
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,11 +36,8 @@ import httpx
 from casefile.ai import processing
 from casefile.db import Database
 from casefile.nlp import extract
-from casefile.nlp.embedder import get_embedder
-from casefile.nlp.entities import extract_entities
-from casefile.nlp.passages import make_passages
-from casefile.nlp.sentences import split_sentences
-from casefile.nlp.types import Page, TextPassage, Vectors
+from casefile.nlp.extract.pages import Extraction
+from casefile.nlp.types import NoExtractableText, Page, TextPassage, Vectors
 from casefile.search.repository import replace_passages
 from tests.ai.test_quality import CATEGORIES, EXPECTED, PREDICTED
 from tests.support.assertions import ok
@@ -66,8 +68,63 @@ def ask_questions() -> list[dict[str, Any]]:
     return _jsonl("ask_questions.jsonl")
 
 
+@functools.cache
+def _files() -> dict[str, str]:
+    return {row["id"]: row["file"] for row in sources()}
+
+
 def document_path(doc_id: str) -> Path:
-    return ROOT / "docs" / f"{doc_id}.txt"
+    return ROOT / _files()[doc_id]
+
+
+# The media type each stored file is uploaded and extracted as, by its extension.
+FILE_TYPES = {
+    ".txt": "text/plain",
+    ".md": "text/markdown",
+    ".pdf": "application/pdf",
+    ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    ".html": "text/html",
+    ".eml": "message/rfc822",
+}
+
+
+def file_type(doc_id: str) -> str:
+    return FILE_TYPES[document_path(doc_id).suffix]
+
+
+# ---- the split (issue 31) ------------------------------------------------------------------------
+
+SPLIT_SEED = 31
+TEST_SHARE = 0.4
+PARTS = ("development", "test")
+
+
+def draw_split(rows: list[dict[str, Any]], seed: int = SPLIT_SEED) -> dict[str, Any]:
+    """The development/test split: per labelled type (sorted), the type's ids (sorted) shuffled by
+    one `random.Random(seed)` and the first ceil(TEST_SHARE x n) of them put in the test part."""
+    rng = random.Random(seed)
+    test: list[str] = []
+    for kind in sorted({row["type"] for row in rows}):
+        ids = sorted(row["id"] for row in rows if row["type"] == kind)
+        rng.shuffle(ids)
+        test.extend(ids[: math.ceil(TEST_SHARE * len(ids))])
+    development = sorted({row["id"] for row in rows} - set(test))
+    return {
+        "seed": seed,
+        "test_share": TEST_SHARE,
+        "stratified_by": "type",
+        "development": development,
+        "test": sorted(test),
+    }
+
+
+def split() -> dict[str, list[str]]:
+    data: dict[str, list[str]] = json.loads((ROOT / "split.json").read_text(encoding="utf-8"))
+    return data
+
+
+def part_of(doc_id: str) -> str:
+    return "test" if doc_id in set(split()["test"]) else "development"
 
 
 @dataclass(frozen=True)
@@ -80,18 +137,19 @@ class Analysed:
 
 
 def _analyse(path: Path, title: str) -> Analysed:
-    """What `process_document` computes for entities, type and passages, by the same functions."""
-    pages = extract.extract_full(path, "text/plain").pages
-    sentences = [span for page in pages for span in split_sentences(page)]
-    passages = make_passages(pages, sentences)
-    vectors = get_embedder().embed([f"{title.strip()}\n{p.text}" for p in passages])
-    full_text = "\f".join(p.text for p in pages)
+    """What `process_document` computes, by the same function (`processing.analyse`). A scan read
+    where OCR is not installed has no text: it is scored as finding nothing."""
+    try:
+        extraction = extract.extract_full(path, FILE_TYPES[path.suffix])
+    except NoExtractableText:
+        extraction = Extraction([Page(1, "")], "none", False)
+    result = processing.analyse(extraction, title)
     return Analysed(
-        pages=pages,
-        entities=extract_entities(pages),
-        suggested_type=processing._suggested_type(full_text),
-        passages=passages,
-        vectors=vectors,
+        pages=result.pages,
+        entities=result.ai["entities"],
+        suggested_type=result.ai["suggested_type"],
+        passages=result.passages,
+        vectors=result.vectors,
     )
 
 
@@ -114,6 +172,7 @@ class EntityReport:
     correct_types: int
     total: int
     misses: list[str] = field(default_factory=list)
+    part: str = "all"
 
     def precision(self, category: str) -> float:
         tp, fp, _ = self.counts[category]
@@ -133,7 +192,7 @@ class EntityReport:
 
     def lines(self) -> list[str]:
         out = [
-            f"AI quality on the real set (tests/ai/real, {self.total} documents)",
+            f"AI quality on the real set, {self.part} part ({self.total} documents)",
             f"{'category':14} {'P':>6} {'R':>6} {'F1':>6}   tp  fp  fn",
         ]
         for category in CATEGORIES:
@@ -146,14 +205,22 @@ class EntityReport:
         return out
 
 
-def evaluate_entities() -> EntityReport:
+def _key(category: str, text: str) -> str:
+    """Citations compare without the comma some codes put before `§` ("tit. 10, § 7301")."""
+    return re.sub(r",?\s*§", " §", text) if category == "citations" else text
+
+
+def evaluate_entities(part: str | None = None) -> EntityReport:
+    """Entities and types of one part of the split (None: the whole set)."""
     results = processed()
-    report = EntityReport({c: [0, 0, 0] for c in CATEGORIES}, 0, 0)
+    report = EntityReport({c: [0, 0, 0] for c in CATEGORIES}, 0, 0, part=part or "all")
     for row in labels():
+        if part is not None and part_of(row["id"]) != part:
+            continue
         result = results[row["id"]]
         for category in CATEGORIES:
-            predicted = {PREDICTED[category](item) for item in result.entities[category]}
-            expected = {EXPECTED[category](item) for item in row["expected"][category]}
+            predicted = {_key(category, PREDICTED[category](item)) for item in result.entities[category]}
+            expected = {_key(category, EXPECTED[category](item)) for item in row["expected"][category]}
             report.counts[category][0] += len(predicted & expected)
             report.counts[category][1] += len(predicted - expected)
             report.counts[category][2] += len(expected - predicted)
@@ -205,11 +272,11 @@ def index_set(api: Api) -> IndexedSet:
         case = new_case(admin, title="Real documents")
         ids: dict[str, str] = {}
         for row in labels():
-            body = document_path(row["id"]).read_bytes()
+            path = document_path(row["id"])
             r = admin.post(
                 f"/cases/{case['id']}/documents",
                 data={"title": row["title"]},
-                files={"file": (f"{row['id']}.txt", body, "text/plain")},
+                files={"file": (path.name, path.read_bytes(), file_type(row["id"]))},
             )
             document = ok(r, 201)
             _store(api, document["id"], case["id"], results[row["id"]])
@@ -217,9 +284,16 @@ def index_set(api: Api) -> IndexedSet:
     return IndexedSet(case["id"], ids, {v: k for k, v in ids.items()})
 
 
+def query_part(expected: list[str]) -> str | None:
+    """The part a query or question belongs to: its documents' (None when they straddle both)."""
+    parts = {part_of(doc_id) for doc_id in expected}
+    return parts.pop() if len(parts) == 1 else None
+
+
 @dataclass
 class SearchReport:
     rows: list[dict[str, Any]]
+    part: str = "all"
 
     def summary(self, paraphrase: bool | None = None) -> tuple[float, float, int]:
         rows = [r for r in self.rows if paraphrase is None or r["paraphrase"] == paraphrase]
@@ -230,7 +304,7 @@ class SearchReport:
         return recall, mrr, len(rows)
 
     def lines(self) -> list[str]:
-        out = [f"search over the real set ({len(self.rows)} queries):"]
+        out = [f"search over the real set, {self.part} part ({len(self.rows)} queries):"]
         for name, which in (("all", None), ("literal", False), ("paraphrase", True)):
             recall, mrr, n = self.summary(which)
             out.append(f"  {name:11} n={n:3}  recall@5 {recall:.3f}  MRR {mrr:.3f}")
@@ -244,9 +318,11 @@ class SearchReport:
         ]
 
 
-def evaluate_search(client: httpx.Client, indexed: IndexedSet) -> SearchReport:
+def evaluate_search(client: httpx.Client, indexed: IndexedSet, part: str | None = None) -> SearchReport:
     rows: list[dict[str, Any]] = []
     for query in search_queries():
+        if part is not None and query_part(query["expected"]) != part:
+            continue
         hits = ok(client.get("/search", params={"q": query["query"], "kind": "document", "limit": 5}))
         found = [indexed.ids.get(h["id"], "?") for h in hits]
         expected = set(query["expected"])
@@ -259,22 +335,23 @@ def evaluate_search(client: httpx.Client, indexed: IndexedSet) -> SearchReport:
                 "reciprocal_rank": 1 / rank if rank else 0.0,
             }
         )
-    return SearchReport(rows)
+    return SearchReport(rows, part or "all")
 
 
-def answer_span(doc_id: str, answer: str) -> tuple[int, int]:
-    """Where the labelled answer sits in the document's (single) page, whitespace-insensitively."""
-    page = processed()[doc_id].pages[0].text
+def answer_span(doc_id: str, answer: str) -> tuple[int, int, int]:
+    """(page, start, end) of the labelled answer in the document, whitespace-insensitively."""
     pattern = r"\s+".join(re.escape(part) for part in answer.split())
-    match = re.search(pattern, page)
-    if match is None:
-        raise LookupError(f"{doc_id}: answer not found verbatim: {answer[:60]!r}")
-    return match.start(), match.end()
+    for page in processed()[doc_id].pages:
+        match = re.search(pattern, page.text)
+        if match is not None:
+            return page.number, match.start(), match.end()
+    raise LookupError(f"{doc_id}: answer not found verbatim: {answer[:60]!r}")
 
 
 @dataclass
 class AskReport:
     rows: list[dict[str, Any]]
+    part: str = "all"
 
     @property
     def accuracy(self) -> float:
@@ -287,7 +364,7 @@ class AskReport:
     def lines(self) -> list[str]:
         n = len(self.rows)
         return [
-            f"ask over the real set ({n} questions):",
+            f"ask over the real set, {self.part} part ({n} questions):",
             f"  first answer sentence is the labelled one: {sum(r['first'] for r in self.rows)}/{n}"
             f" = {self.accuracy:.3f}",
             f"  labelled sentence among the answer's:      {sum(r['any'] for r in self.rows)}/{n}"
@@ -298,15 +375,20 @@ class AskReport:
         return [f"  wrong {r['id']} {r['question']!r}: got {r['got']!r}" for r in self.rows if not r["first"]]
 
 
-def evaluate_ask(client: httpx.Client, indexed: IndexedSet) -> AskReport:
+def evaluate_ask(client: httpx.Client, indexed: IndexedSet, part: str | None = None) -> AskReport:
     """An answer is right when its sentence overlaps the labelled sentence in the labelled document."""
     rows: list[dict[str, Any]] = []
     for item in ask_questions():
-        start, end = answer_span(item["document"], item["answer"])
+        if part is not None and part_of(item["document"]) != part:
+            continue
+        page, start, end = answer_span(item["document"], item["answer"])
         target = indexed.by_set_id[item["document"]]
         answer = ok(client.post(f"/cases/{indexed.case_id}/ask", json={"question": item["question"]}))
         sentences = answer["answer"]["sentences"]
-        hits = [s["document_id"] == target and s["start"] < end and start < s["end"] for s in sentences]
+        hits = [
+            s["document_id"] == target and s["page"] == page and s["start"] < end and start < s["end"]
+            for s in sentences
+        ]
         rows.append(
             {
                 **item,
@@ -317,4 +399,4 @@ def evaluate_ask(client: httpx.Client, indexed: IndexedSet) -> AskReport:
                 else None,
             }
         )
-    return AskReport(rows)
+    return AskReport(rows, part or "all")

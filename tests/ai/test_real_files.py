@@ -1,5 +1,7 @@
 """Real files that used to trip the pipeline (issue 13, point 5): a PDF whose last page is a scan,
-and a text file in Windows-1252. Both are real documents (tests/ai/real/README.md, "Files")."""
+and a text file in Windows-1252; and scanned PDFs read by OCR (issue 31): one without any text
+layer, one whose only text layer is the court's filing stamp. All are real documents
+(tests/ai/real/README.md)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,10 @@ from casefile.nlp.extract import extract_full
 from casefile.nlp.extract.pages import decode_text
 from casefile.nlp.extract.pdf import tesseract_available
 from tests.ai import real_set
+from tests.ai.test_pipeline import upload, wait_processed
+from tests.support.assertions import ok
+from tests.support.factories import new_case
+from tests.support.servers import Api
 
 FILES = real_set.ROOT / "files"
 
@@ -92,3 +98,34 @@ def test_text_decoding_keeps_utf8_and_reads_other_charsets() -> None:
     assert decode_text(sample.replace("—", "-").encode("latin-1")) == sample.replace("—", "-")
     # UTF-8 with one damaged byte stays UTF-8 (the damage replaced), not another charset.
     assert decode_text(sample.encode("utf-8") + b"\xff") == sample + "\ufffd"
+
+
+@pytest.mark.skipif(not tesseract_available(), reason="needs tesseract and pdftoppm (.ci/run installs them)")
+def test_scanned_pdfs_are_read_by_ocr_and_found_by_search(make_server) -> None:
+    """A scan without a text layer (a Tennessee appeals board opinion) and a scan whose only text
+    layer is the filing stamp on each page (a stipulation and order, N.D. Cal.): both are read by
+    OCR, analysed like any other document and found by words only the images hold."""
+    server: Api = make_server(ai_enabled=True)
+    with server.admin() as admin:
+        case_id = new_case(admin)["id"]
+        opinion = upload(admin, case_id, real_set.document_path("s02").read_bytes(), "goodwin.pdf")
+        stipulation = upload(admin, case_id, real_set.document_path("s03").read_bytes(), "stipulation.pdf")
+        opinion, stipulation = wait_processed(admin, opinion["id"]), wait_processed(admin, stipulation["id"])
+
+        assert opinion["processing_status"] == "completed", opinion
+        assert opinion["ai"]["extraction"]["method"] == "ocr"
+        assert stipulation["processing_status"] == "completed", stipulation
+        # Both pages had the stamp as their only text: both were read by OCR.
+        assert stipulation["ai"]["extraction"]["ocr_pages"] == [1, 2]
+        assert stipulation["ai"]["extraction"]["skipped_pages"] == []
+        organizations = " ".join(o["text"] for o in stipulation["ai"]["entities"]["organizations"])
+        assert "RLI" in organizations and "Shimmick" in organizations
+        assert "2009-05-15" in {d["value"] for d in stipulation["ai"]["entities"]["dates"]}
+        assert "Morristown" in " ".join(o["text"] for o in opinion["ai"]["entities"]["organizations"])
+
+        for query, document in (
+            ("Shimmick expert discovery cut-off", stipulation),
+            ("Morristown Driver", opinion),
+        ):
+            hits = ok(admin.get("/search", params={"q": query, "kind": "document"}))
+            assert hits and hits[0]["id"] == document["id"], (query, hits)

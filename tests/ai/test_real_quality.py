@@ -1,13 +1,16 @@
-"""Quality floors on the set of real documents (tests/ai/real; tests/ai/real_set.py measures).
+"""Quality floors on the development part of the set of real documents (tests/ai/real;
+tests/ai/real_set.py measures).
 
-The floors are the figures measured on 2026-11-23 (bench/README.md, "AI quality on real
-documents") minus a small margin: they pass today and catch a regression. Raised after issue 13's
-entity model and rules, genre cues and answer scoring (the "before" figures are in
-bench/README.md); raise them again as the pipeline improves. `pytest -s` prints the figures and every miss.
+The floors are the development part's figures measured after issue 31 (bench/README.md, "AI
+quality on real documents") minus a small margin: they pass today and catch a regression. Only the
+development part is asserted: the locked test part is reported by `bench/ai_quality.py`, never
+asserted, so that nobody tunes the pipeline against a failing test. `pytest -s` prints the figures
+and every miss of the development part.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -19,24 +22,29 @@ from tests.ai import real_set
 from tests.search.test_quality import _shares_a_word
 from tests.support.servers import Api
 
+# Analysing the 151 documents (OCR of the scans included) takes ~2.5 min on a quiet 2-core machine
+# and more under load; the first test to use them pays it, within this limit.
+pytestmark = pytest.mark.timeout(1200)
+
+PART = "development"  # the only part asserted (the module's docstring says why)
 # (precision, recall) floors per entity category.
 FLOORS: dict[str, tuple[float, float]] = {
-    "people": (0.83, 0.83),
-    "organizations": (0.67, 0.62),
+    "people": (0.82, 0.76),
+    "organizations": (0.69, 0.64),
     "dates": (0.97, 0.94),
     "money": (0.97, 0.97),
-    "citations": (0.95, 0.95),
+    "citations": (0.94, 0.93),
 }
-TYPE_ACCURACY_FLOOR = 0.92
+TYPE_ACCURACY_FLOOR = 0.93
 # (recall@5, MRR) per kind of query.
-SEARCH_FLOORS = {"literal": (0.95, 0.95), "paraphrase": (0.52, 0.45)}
-ASK_ACCURACY_FLOOR = 0.72  # the first answer sentence is the labelled one
+SEARCH_FLOORS = {"literal": (0.96, 0.96), "paraphrase": (0.55, 0.33)}
+ASK_ACCURACY_FLOOR = 0.60  # the first answer sentence is the labelled one
 
 
 def test_set_is_well_formed() -> None:
     rows = real_set.labels()
     sources = {s["id"]: s for s in real_set.sources()}
-    assert len(rows) >= 60
+    assert len(rows) >= 150
     assert len({r["id"] for r in rows}) == len(rows) == len(sources)
     for row in rows:
         source = sources[row["id"]]
@@ -44,12 +52,28 @@ def test_set_is_well_formed() -> None:
             source["source_repository"]
             and source["source_path"]
             and re.fullmatch(r"[0-9a-f]{40}", source["source_commit"])
+            and source["licence"]
         ), row["id"]
-        assert real_set.document_path(row["id"]).read_text(encoding="utf-8").strip(), row["id"]
+        assert real_set.document_path(row["id"]).stat().st_size > 0, row["id"]
         assert set(row["expected"]) == set(real_set.CATEGORIES), row["id"]
         for value in row["expected"]["dates"]:
             assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", value), row["id"]
     assert len({row["type"] for row in rows}) >= 5
+    # Original formats, not only text: PDFs (some scanned), DOCX, HTML and e-mails.
+    assert {".pdf", ".docx", ".html", ".eml"} <= {real_set.document_path(r["id"]).suffix for r in rows}
+    total = sum(real_set.document_path(r["id"]).stat().st_size for r in rows)
+    assert total < 40 * 1024 * 1024
+
+
+def test_split_is_the_recorded_seeded_draw() -> None:
+    """The split in split.json is the stratified draw of `draw_split` with its recorded seed, covers
+    every document once, and its locked test part holds at least 60 documents."""
+    recorded = json.loads((real_set.ROOT / "split.json").read_text(encoding="utf-8"))
+    assert recorded == real_set.draw_split(real_set.labels(), seed=recorded["seed"])
+    development, test = set(recorded["development"]), set(recorded["test"])
+    assert not development & test
+    assert development | test == {row["id"] for row in real_set.labels()}
+    assert len(test) >= 60
 
 
 def test_queries_and_questions_are_well_formed() -> None:
@@ -63,19 +87,17 @@ def test_queries_and_questions_are_well_formed() -> None:
         assert query["expected"] and all(e in rows for e in query["expected"]), query["id"]
         if query["paraphrase"]:
             for expected in query["expected"]:
-                text = real_set.document_path(expected).read_text(encoding="utf-8")
+                text = "\n".join(page.text for page in real_set.processed()[expected].pages)
                 shared = _shares_a_word(query["query"], f"{rows[expected]['title']} {text}")
                 assert not shared, (query["id"], expected, shared)
     questions = real_set.ask_questions()
     assert len(questions) >= 40
     for question in questions:
-        text = real_set.document_path(question["document"]).read_text(encoding="utf-8")
-        pattern = r"\s+".join(re.escape(part) for part in question["answer"].split())
-        assert re.search(pattern, text), question["id"]
+        assert real_set.answer_span(question["document"], question["answer"]), question["id"]
 
 
 def test_entity_and_type_quality(capsys: pytest.CaptureFixture[str]) -> None:
-    report = real_set.evaluate_entities()
+    report = real_set.evaluate_entities(PART)
     text = "\n".join(["", *report.lines(), *report.misses])
     with capsys.disabled():
         print("\n".join(["", *report.lines()]))
@@ -99,7 +121,7 @@ def admin(search_api: Api) -> Iterator[httpx.Client]:
 def test_search_quality(
     admin: httpx.Client, indexed: real_set.IndexedSet, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    report = real_set.evaluate_search(admin, indexed)
+    report = real_set.evaluate_search(admin, indexed, PART)
     with capsys.disabled():
         print("\n".join(["", *report.lines()]))
     text = "\n".join([*report.lines(), *report.misses()])
@@ -119,7 +141,7 @@ def test_ask_quality(
     # `bench/ai_quality.py --backend postgresql` gives the same figure on PostgreSQL (2026-11-23).
     if backend != "sqlite":
         pytest.skip("ask quality is measured on SQLite (see the comment)")
-    report = real_set.evaluate_ask(admin, indexed)
+    report = real_set.evaluate_ask(admin, indexed, PART)
     with capsys.disabled():
         print("\n".join(["", *report.lines()]))
     rows: list[dict[str, Any]] = report.rows

@@ -2,7 +2,7 @@
 requirements (linked from this environment's installed distributions, so nothing is downloaded)
 serves the API, leaves AI jobs queued for a worker that has the models, searches by words and
 refuses "ask"; a worker installed with the extra then processes what it left
-(docs/decisions/0019-operating-and-upgrading.md)."""
+(docs/decisions/0021-operating-and-upgrading.md)."""
 
 from __future__ import annotations
 

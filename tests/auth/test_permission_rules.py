@@ -10,11 +10,23 @@ import pytest
 from casefile.auth.permissions import ROLE_PERMISSIONS, Principal, is_valid_permission, key_permissions
 
 # Written out here rather than read from the code under test.
-RESOURCES = ("cases", "documents", "users", "webhooks", "config", "api_keys", "contacts", "conflicts")
-# A conflict check only reads: there is no `write:conflicts` or `delete:conflicts` to hold.
+RESOURCES = (
+    "cases",
+    "documents",
+    "users",
+    "webhooks",
+    "config",
+    "api_keys",
+    "contacts",
+    "conflicts",
+    "audit",
+)
+# A conflict check and the audit log's proofs only read: there is no write or delete of them to hold.
 EVERY = {f"{action}:{resource}" for action in ("read", "write", "delete") for resource in RESOURCES} - {
     "write:conflicts",
     "delete:conflicts",
+    "write:audit",
+    "delete:audit",
 }
 CASE_WORK = {p for p in EVERY if p.endswith((":cases", ":documents", ":contacts"))} | {"read:conflicts"}
 ROLES = {

@@ -77,6 +77,12 @@ def test_title_defaults_to_the_file_name(admin: httpx.Client, case) -> None:
         (PDF, "looks-like-text.txt", "application/pdf"),
         (TEXT, "invoice.pdf", "text/plain"),
         (docx(), "contract.bin", "application/vnd.openxmlformats-officedocument.wordprocessingml.document"),
+        # A real judgment re-saved by python-docx: its docProps/ parts come before word/.
+        (
+            (REAL_DOCS / "o22.docx").read_bytes(),
+            "judgment.bin",
+            "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        ),
         (PNG, "scan", "image/png"),
         (b"<!DOCTYPE html><html><body>Order</body></html>", "order.txt", "text/html"),
         (b"From: a@b.test\r\nTo: c@d.test\r\nSubject: Offer\r\n\r\nDear Sir,", "mail.txt", "message/rfc822"),

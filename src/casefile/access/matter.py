@@ -130,7 +130,7 @@ def _role_level(principal: Principal) -> Level:
 async def require_level(session: AsyncSession, principal: Principal, case: Case, level: Level) -> None:
     """403 when the caller, who can see `case`, has less than `level` on it."""
     if level > Level.READ and await level_on(session, principal, case) < level:
-        raise case_access_missing(level.label)
+        raise case_access_missing(level.label, case.id)
 
 
 def not_trashed() -> ColumnElement[bool]:

@@ -46,9 +46,9 @@ from casefile.nlp.embedder import get_embedder
 from casefile.nlp.entities import citations, extract_entities, ner
 from casefile.nlp.entities.names import org_key
 from casefile.nlp.extract.pages import Extraction
-from casefile.nlp.passages import make_passages
+from casefile.nlp.passages import make_passages, passage_vectors
 from casefile.nlp.sentences import Span, split_sentences
-from casefile.nlp.types import NoExtractableText, Page, ProcessingFailed, TextPassage, Vectors
+from casefile.nlp.types import EMBEDDING_DIM, NoExtractableText, Page, ProcessingFailed, TextPassage, Vectors
 
 PIPELINE_VERSION = "casefile-ai/1.0"
 
@@ -79,7 +79,7 @@ def process_document(path: Path, file_type: str, *, title: str | None = None) ->
     (→ failed, with a reason for the user) and nothing else for a bad file."""
     try:
         extraction = extract.extract_full(path, file_type)
-        return _analyse(extraction, title)
+        return analyse(extraction, title)
     except (NoExtractableText, ProcessingFailed):
         raise
     except MemoryError as exc:
@@ -90,21 +90,24 @@ def process_document(path: Path, file_type: str, *, title: str | None = None) ->
         raise ProcessingFailed("the file could not be processed (it may be damaged)") from exc
 
 
-def _analyse(extraction: Extraction, title: str | None) -> ProcessedDocument:
+def analyse(extraction: Extraction, title: str | None) -> ProcessedDocument:
+    """The analysis of extracted pages (what `process_document` does after extraction)."""
     pages = extraction.pages
     embedder = get_embedder()
     sentences = [span for page in pages for span in split_sentences(page)]
+    # Each sentence is embedded once; passages, the summary and the keywords reuse the vectors.
+    sentence_vectors = _sentence_vectors(sentences)
     passages = make_passages(pages, sentences)
-    prefix = f"{title.strip()}\n" if title and title.strip() else ""
-    vectors = embedder.embed([prefix + p.text for p in passages])
+    title_vector = embedder.embed([title.strip()])[0] if title and title.strip() else None
+    vectors = passage_vectors(passages, sentences, sentence_vectors, title_vector, embedder.embed)
     full_text = "\f".join(p.text for p in pages)
     ai: dict[str, Any] = {
-        "summary": _summary(sentences),
+        "summary": _summary(sentences, sentence_vectors),
         "language": stats.language(pages),
         "page_count": len(pages),
         "word_count": stats.word_count(pages),
         "entities": extract_entities(pages),
-        "suggested_type": _suggested_type(full_text),
+        "suggested_type": _suggested_type(full_text, sentences, sentence_vectors),
         "keywords": _keywords(pages, vectors),
         "extraction": _extraction_facts(extraction),
         "provenance": {
@@ -116,6 +119,25 @@ def _analyse(extraction: Extraction, title: str | None) -> ProcessedDocument:
     return ProcessedDocument(ai=ai, passages=passages, vectors=vectors, pages=pages)
 
 
+# Sentences shorter than this (numbers, "Page 2", a lone heading word) get no vector of their own:
+# they say nothing a passage's other sentences do not, and cost a call each.
+MIN_EMBEDDED_WORDS = 3
+
+
+def _sentence_vectors(sentences: list[Span]) -> Vectors:
+    """A vector per sentence, zero for the shortest ones; a text repeated on every page (a running
+    header, the EDGAR footer) is embedded once."""
+    texts = [" ".join(s.text.split()) for s in sentences]
+    unique = sorted({t for s, t in zip(sentences, texts, strict=True) if s.words >= MIN_EMBEDDED_WORDS})
+    vectors = get_embedder().embed(unique)
+    row = {text: i for i, text in enumerate(unique)}
+    result = np.zeros((len(sentences), EMBEDDING_DIM), dtype=np.float32)
+    for i, text in enumerate(texts):
+        if text in row:
+            result[i] = vectors[row[text]]
+    return result
+
+
 def _extraction_facts(extraction: Extraction) -> dict[str, Any]:
     facts: dict[str, Any] = {"method": extraction.method, "truncated": extraction.truncated}
     if extraction.method == "pdf-text":
@@ -125,14 +147,15 @@ def _extraction_facts(extraction: Extraction) -> dict[str, Any]:
     return facts
 
 
-def _summary(sentences: list[Span]) -> dict[str, Any]:
+def _summary(sentences: list[Span], sentence_vectors: Vectors) -> dict[str, Any]:
     candidates = summary.prefilter_candidates(summary.summary_candidates(sentences))
     if not candidates:
         # A form or a table has no prose: fall back to its first lines, still verbatim.
         candidates = [s for s in sentences if s.words >= 3][:3]
         chosen = candidates
     else:
-        vectors = get_embedder().embed([s.text for s in candidates])
+        row = {(s.page, s.start, s.end): i for i, s in enumerate(sentences)}
+        vectors = sentence_vectors[[row[(s.page, s.start, s.end)] for s in candidates]]
         size = summary.summary_size(len(candidates))
         chosen = [candidates[i] for i in summary.select_summary(candidates, vectors, size)]
     return {
@@ -141,8 +164,19 @@ def _summary(sentences: list[Span]) -> dict[str, Any]:
     }
 
 
-def _suggested_type(full_text: str) -> dict[str, object]:
-    head = get_embedder().embed([classify.head_text(full_text)])[0]
+def _suggested_type(full_text: str, sentences: list[Span], sentence_vectors: Vectors) -> dict[str, object]:
+    """The type from the document's opening (its first sentences up to HEAD_WORDS words, their
+    vectors already made; the opening embedded itself when it has only short lines) and its text."""
+    count, words = 0, 0
+    while count < len(sentences) and words < classify.HEAD_WORDS:
+        words += sentences[count].words
+        count += 1
+    weights = np.array([s.words for s in sentences[:count]], dtype=np.float32)
+    mean = (weights[:, None] * sentence_vectors[:count]).sum(axis=0)
+    if mean.any():
+        head = (mean / max(float(np.linalg.norm(mean)), 1e-12)).astype(np.float32)
+    else:
+        head = get_embedder().embed([classify.head_text(full_text)])[0]
     return classify.suggest_type(head, full_text[:50_000])
 
 

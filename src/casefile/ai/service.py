@@ -8,6 +8,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from casefile.access.matter import not_trashed, row_in_case
 from casefile.ai import jobs
 from casefile.ai.repository import JOB_LIST
+from casefile.audit import service as audit
 from casefile.auth.permissions import Principal
 from casefile.config.service import load as load_config
 from casefile.errors import Conflict
@@ -48,9 +49,12 @@ async def summarize_case(session: AsyncSession, runtime: Runtime, actor: Princip
     await _require_ai_enabled(session, runtime)
     if not await jobs.has_processed_documents(session, case.id):
         raise Conflict("The case has no processed documents to summarize yet")
-    return await jobs.enqueue(
+    job = await jobs.enqueue(
         session, runtime, kind="case", case_id=case.id, document_id=None, requested_by=actor.actor_id
     )
+    # The summary reads every document of the case: recorded with the request's transaction.
+    audit.record(session, "case.summarize", resource_type="case", resource_id=case.id, case_id=case.id)
+    return job
 
 
 # Documents whose processing ended without analysis, and can be asked again: `skipped` (AI was off
@@ -80,9 +84,14 @@ async def reprocess(
 
 
 async def job_for(session: AsyncSession, principal: Principal, job_id: str) -> AiJob:
-    """The job if the caller may see its case (else 404, as for a job that does not exist)."""
-    return await row_in_case(session, principal, AiJob, job_id, not_found="Job not found")
+    """The job if the caller may see its case (else 404, as for a job that does not exist); a
+    job shows what it found in the case's documents (a summary), so the read is recorded."""
+    job = await row_in_case(session, principal, AiJob, job_id, not_found="Job not found")
+    await audit.record_read(session, "job.read", resource_type="job", resource_id=job.id, case_id=job.case_id)
+    return job
 
 
 async def list_jobs(session: AsyncSession, case: Case, query: ListQuery) -> Page[AiJob]:
-    return await fetch_page(session, JOB_LIST, query, conditions=[AiJob.case_id == case.id])
+    page = await fetch_page(session, JOB_LIST, query, conditions=[AiJob.case_id == case.id])
+    await audit.record_read(session, "job.list", resource_type="case", resource_id=case.id, case_id=case.id)
+    return page

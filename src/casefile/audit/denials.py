@@ -4,8 +4,12 @@ paths. Each writes a `denied` entry in a transaction of its own (the request's o
 back by the time its error is answered), then answers exactly as the error path would have.
 
 The action is the one the request would have been recorded under had it succeeded: named per
-route below, or else derived from the path and method (`GET /cases/{case_id}/…` → `case.read`,
-`PATCH` → `case.update`, `DELETE` → `case.delete`).
+route below, or else derived from the path and method: the last collection the path names
+(`cases`, `documents`, `notes`, `tasks`, `parties`, `deadlines`, `holds`, `jobs`) and `read` (an
+item) or `list` (the collection) for a read, `create` for a POST to a collection, `delete` for a
+DELETE, `update` otherwise (`GET /cases/{id}` → `case.read`, `GET /cases/{id}/tasks` →
+`task.list`, `PATCH /tasks/{id}` → `task.update`, `POST /cases/{id}/assignees` → `case.update`).
+The case is the path's, or the one the refusal names (a task, note or job path names no case).
 """
 
 from __future__ import annotations
@@ -22,13 +26,26 @@ from casefile.runtime import Runtime
 
 _VERSION_PREFIX = re.compile(r"^/api(?:/v\d+)?")
 _ROUTE_ACTIONS = {
-    ("GET", "/cases/{case_id}/documents"): "document.list",
     ("POST", "/cases/{case_id}/documents"): "document.uploaded",
     ("GET", "/cases/{case_id}/audit"): "audit.read",
+    ("GET", "/cases/{case_id}/access"): "access.read",
+    ("PUT", "/cases/{case_id}/access"): "access.update",
+    ("POST", "/cases/{case_id}/ask"): "case.ask",
+    ("POST", "/cases/{case_id}/summarize"): "case.summarize",
     ("GET", "/documents/{document_id}/content"): "document.download",
     ("HEAD", "/documents/{document_id}/content"): "document.download",
+    ("GET", "/notes/{note_id}/history"): "note.history",
 }
-_VERBS = {"GET": "read", "HEAD": "read", "DELETE": "delete"}
+_RESOURCES = {
+    "cases": "case",
+    "documents": "document",
+    "notes": "note",
+    "tasks": "task",
+    "parties": "party",
+    "deadlines": "deadline",
+    "holds": "hold",
+    "jobs": "job",
+}
 
 
 def action_for(request: Request) -> str:
@@ -37,8 +54,19 @@ def action_for(request: Request) -> str:
     named = _ROUTE_ACTIONS.get((request.method, path))
     if named is not None:
         return named
-    resource = "document" if path.startswith("/documents") else "case"
-    return f"{resource}.{_VERBS.get(request.method, 'update')}"
+    collection, item = "cases", False
+    for part in path.split("/"):
+        if part in _RESOURCES:
+            collection, item = part, False
+        elif part.startswith("{"):
+            item = True
+    if request.method in ("GET", "HEAD"):
+        verb = "read" if item else "list"
+    elif request.method == "DELETE":
+        verb = "delete"
+    else:
+        verb = "create" if request.method == "POST" and not item else "update"
+    return f"{_RESOURCES[collection]}.{verb}"
 
 
 async def record_denied(request: Request, case_id: str | None, reason: str) -> None:
@@ -62,9 +90,10 @@ async def on_case_not_visible(request: Request, exc: Exception) -> JSONResponse:
 
 
 async def on_forbidden(request: Request, exc: Exception) -> JSONResponse:
-    """For 403s: on a case's path, a denied entry; the answer is the usual authentication body."""
+    """For 403s: on a case's path, or refusing a right on a case, a denied entry; the answer is
+    the usual authentication body."""
     assert isinstance(exc, AuthError)
-    case_id = request.path_params.get("case_id")
+    case_id = request.path_params.get("case_id") or getattr(exc, "case_id", None)
     if case_id is not None:
         await record_denied(request, case_id, exc.error_code)
     return auth_error_response(exc)

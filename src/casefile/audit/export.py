@@ -1,9 +1,14 @@
-"""`casefile audit export`: the whole trail, oldest first, as JSON Lines or CSV.
+"""`casefile audit export`: the log, in log order, as JSON Lines or CSV; `casefile audit heads`:
+the signed tree heads, as JSON Lines, to keep outside Casefile.
 
-Each JSON line is an entry exactly as the API shows it, so its `hash` can be recomputed from the
-line (docs/api-conventions.md#audit-trail). CSV has one column per field, `details` as compact
-JSON. The export is of the chain as it stood when it started (entries up to the head's `seq` then),
-and is itself recorded (`audit.exported`).
+Each exported entry is exactly as the API shows it, so its `hash` can be recomputed from the line
+(docs/api-conventions.md#audit-trail). CSV has one column per field, `details` as compact JSON. The
+export holds the log as the sequencer had placed it when the export started (entries not placed
+yet come in the next one), and is itself recorded (`audit.exported`).
+
+A heads line is a signed tree head with its key's `public_key` (hex): `casefile audit verify
+--kept-heads FILE` checks the log against them later, and so can anyone with the `verifier/`
+package.
 """
 
 from __future__ import annotations
@@ -14,12 +19,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
-from casefile.audit import service
-from casefile.audit.chain import HASHED_FIELDS
+from casefile.audit import log_repository as store
+from casefile.audit import proofs, repository, service
+from casefile.audit.hashing import ENTRY_FIELDS, entry_fields
 from casefile.db import Database
 
 ExportFormat = Literal["jsonl", "csv"]
-COLUMNS = (*HASHED_FIELDS, "hash")
+COLUMNS = (*ENTRY_FIELDS, "sequenced")
 
 
 class _Writer:
@@ -50,18 +56,19 @@ async def export(
     on_start: Callable[[int], None] = lambda total: None,
     on_entry: Callable[[], None] = lambda: None,
 ) -> int:
-    """Write the trail to `target`; return the number of entries written. `on_start` receives how
+    """Write the log to `target`; return the number of entries written. `on_start` receives how
     many there will be, `on_entry` is called after each (a progress bar)."""
     written = 0
     async with db.transaction(write=False) as session:
-        up_to = await service.head_seq(session)
+        up_to = (await store.state(session)).tree_size
         on_start(up_to)
         with target.open("w", encoding="utf-8", newline="") as out:
             writer = _Writer(out, export_format)
-            async for entry in service.entries_in_order(session, up_to=up_to):
-                writer.write(entry)
-                written += 1
-                on_entry()
+            async for batch in repository.log_batches(session, up_to=up_to):
+                for entry in batch:
+                    writer.write(entry_fields(entry))
+                    written += 1
+                    on_entry()
     await service.record_apart(
         db,
         "audit.exported",
@@ -69,3 +76,19 @@ async def export(
         details={"format": export_format, "entries": written, "file": target.name},
     )
     return written
+
+
+async def export_heads(db: Database, out: TextIO, *, after_size: int = -1) -> int:
+    """Write the signed heads larger than `after_size`, oldest first, one JSON object a line."""
+    written = 0
+    async with db.transaction(write=False) as session:
+        keys = {key.key_id: key.public_key for key in await store.keys(session)}
+        while True:
+            page = await store.heads(session, after_size=after_size, limit=1000)
+            for head in page:
+                line = {**proofs.head_out(head), "public_key": keys.get(head.key_id)}
+                out.write(json.dumps(line, separators=(",", ":")) + "\n")
+                written += 1
+            if len(page) < 1000:
+                return written
+            after_size = page[-1].tree_size

@@ -1,4 +1,4 @@
-"""Audit queries: the chain head under its lock, filtered pages, and the whole chain in order."""
+"""Audit entry queries: the INSERT of requests' entries, filtered pages, and the log in order."""
 
 from __future__ import annotations
 
@@ -10,44 +10,22 @@ from typing import Any, cast
 from sqlalchemy import ColumnElement, Table, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
-from casefile.audit.chain import GENESIS_HASH
 from casefile.audit.schemas import AuditEntryOut
 from casefile.listing import ListQuery, ListSpec, fetch_next
-from casefile.models import AuditChainHead, AuditEntry
+from casefile.models import AuditEntry
 
-HEAD_ID = 1
-VERIFY_BATCH = 1000
-_HEAD = cast(Table, AuditChainHead.__table__)
+READ_BATCH = 1000
 _ENTRIES = cast(Table, AuditEntry.__table__)
-# Built once: building a statement cost more CPU than running it (every read appends an entry),
+# Built once: building a statement cost more CPU than running it (every read inserts an entry),
 # and the same object keeps its compiled form's cache key between executions.
-_LOCKED_HEAD = select(_HEAD.c.last_seq, _HEAD.c.last_hash).where(_HEAD.c.id == HEAD_ID).with_for_update()
 _INSERT_ENTRIES = insert(_ENTRIES)
 
 
-async def locked_head(session: AsyncSession | AsyncConnection) -> tuple[int, str]:
-    """The chain head's last number and hash, locked until the transaction ends: `FOR UPDATE` on
-    PostgreSQL (a second writer waits here, then reads the head the first one committed); on
-    SQLite the writing transaction already holds the database's write lock (`BEGIN IMMEDIATE`)."""
-    found = (await session.execute(_LOCKED_HEAD)).first()
-    if found is None:  # the migration makes it; a schema made another way starts the chain here
-        await session.execute(insert(_HEAD).values(id=HEAD_ID, last_seq=0, last_hash=GENESIS_HASH))
-        return 0, GENESIS_HASH
-    return found.last_seq, found.last_hash
-
-
-async def append(session: AsyncSession | AsyncConnection, entries: list[dict[str, Any]]) -> None:
-    """Insert chained entries (their `seq`, `prev_hash` and `hash` set), under the head's lock
-    (`locked_head`). The head moves to the last of them with the INSERT: a trigger on
-    `audit_entries` (migration 0015) moves it forward, one statement less under the lock. A Core
-    statement, one for all the entries: they are never read back, so the ORM's unit of work
-    would only cost time."""
+async def insert_entries(session: AsyncSession | AsyncConnection, entries: list[dict[str, Any]]) -> None:
+    """Insert entries (with their content hash; no position yet). A Core statement, one for all
+    the entries: they are never read back, so the ORM's unit of work would only cost time. It
+    reads and locks nothing: concurrent requests insert side by side."""
     await session.execute(_INSERT_ENTRIES, entries)
-
-
-async def head(session: AsyncSession) -> tuple[int, str]:
-    found = await session.get(AuditChainHead, HEAD_ID)
-    return (found.last_seq, found.last_hash) if found else (0, GENESIS_HASH)
 
 
 @dataclass(frozen=True)
@@ -73,11 +51,13 @@ class AuditFilters:
         return where
 
 
-# Read by cursor only, newest first (`listing.cursor_query`): the trail only grows.
+# Read by cursor only, newest first (`listing.cursor_query`): the trail only grows. By id (a ULID:
+# the order entries were made in, each process's ids increasing), not by position: an entry is
+# listed the moment it commits, before the sequencer places it, and a page never shifts.
 AUDIT_LIST = ListSpec(
     model=AuditEntry,
-    sortable={"seq": AuditEntry.seq},
-    default_sort="seq",
+    sortable={"id": AuditEntry.id},
+    default_sort="id",
     tiebreak=AuditEntry.id,
     output_fields=frozenset(AuditEntryOut.model_fields),
 )
@@ -89,28 +69,35 @@ async def page(
     return await fetch_next(session, AUDIT_LIST, query, conditions=filters.conditions())
 
 
-async def in_order(
-    session: AsyncSession, filters: AuditFilters | None = None, *, up_to: int | None = None
-) -> AsyncIterator[AuditEntry]:
-    """Every entry (matching `filters`, up to `seq` `up_to`), oldest first, read in batches."""
+async def log_batches(
+    session: AsyncSession, *, up_to: int, after: int = 0, filters: AuditFilters | None = None
+) -> AsyncIterator[list[AuditEntry]]:
+    """The placed entries after position `after` up to `up_to` (matching `filters`), in log
+    order, in batches (a log of any length in constant memory)."""
     conditions = filters.conditions() if filters else []
-    if up_to is not None:
-        conditions.append(AuditEntry.seq <= up_to)
-    after = 0
     while True:
         batch = list(
             (
                 await session.scalars(
                     select(AuditEntry)
-                    .where(AuditEntry.seq > after, *conditions)
+                    .where(AuditEntry.seq > after, AuditEntry.seq <= up_to, *conditions)
                     .order_by(AuditEntry.seq)
-                    .limit(VERIFY_BATCH)
+                    .limit(READ_BATCH)
                 )
             ).all()
         )
-        for entry in batch:
-            yield entry
-        if len(batch) < VERIFY_BATCH:
+        if batch:
+            yield batch
+        if len(batch) < READ_BATCH:
             return
-        after = batch[-1].seq
-        session.expunge_all()  # a long chain is read in constant memory
+        after = cast(int, batch[-1].seq)
+        session.expunge_all()
+
+
+async def placed_beyond(session: AsyncSession, size: int) -> AuditEntry | None:
+    """The first entry placed after position `size` (none should be: every placed entry is
+    covered by a signed head)."""
+    found: AuditEntry | None = await session.scalar(
+        select(AuditEntry).where(AuditEntry.seq > size).order_by(AuditEntry.seq).limit(1)
+    )
+    return found

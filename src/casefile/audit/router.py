@@ -1,19 +1,30 @@
-"""`GET /admin/audit` (mounted in the administrators' area, `casefile.admin`). A case's own trail,
-`GET /cases/{case_id}/audit`, is a case endpoint (`casefile.cases.router`)."""
+"""`GET /admin/audit` (mounted in the administrators' area, `casefile.admin`), and the verifiable
+log's endpoints under `/audit` (`log_router`, mounted by `casefile.app` for administrators and
+API keys holding `read:audit`). A case's own trail, `GET /cases/{case_id}/audit`, is a case
+endpoint (`casefile.cases.router`)."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse
 
 from casefile import envelope
-from casefile.audit import service
+from casefile.audit import proofs, service
 from casefile.audit.dependencies import AuditPage, TrailFilters
-from casefile.audit.schemas import AuditEntryOut
-from casefile.envelope import CursorPageEnvelope
+from casefile.audit.schemas import (
+    AuditEntryOut,
+    ConsistencyProofOut,
+    InclusionProofOut,
+    SigningKeyOut,
+    TreeHeadOut,
+)
+from casefile.envelope import CursorPageEnvelope, Envelope
 from casefile.request_scope import SessionDep
 
 router = APIRouter(prefix="/audit", tags=["audit"])
+log_router = APIRouter(prefix="/audit", tags=["audit"])
 
 
 @router.get("", response_model=CursorPageEnvelope[AuditEntryOut])
@@ -22,3 +33,42 @@ async def list_audit(session: SessionDep, filters: TrailFilters, page: AuditPage
     `meta.pagination.next_cursor`."""
     items, next_cursor = await service.list_entries(session, filters, page)
     return envelope.cursor_paginated(items, limit=page.limit, next_cursor=next_cursor)
+
+
+@log_router.get("/tree-heads/latest", response_model=Envelope[TreeHeadOut])
+async def latest_tree_head(session: SessionDep) -> JSONResponse:
+    """The newest signed tree head of the audit log."""
+    return envelope.ok(proofs.head_out(await proofs.signed_head(session)))
+
+
+@log_router.get("/tree-heads/{tree_size}", response_model=Envelope[TreeHeadOut])
+async def tree_head(tree_size: Annotated[int, Path(ge=0, le=2**62)], session: SessionDep) -> JSONResponse:
+    """The signed tree head of that size (one per batch of the sequencer)."""
+    return envelope.ok(proofs.head_out(await proofs.signed_head(session, tree_size)))
+
+
+@log_router.get("/signing-keys", response_model=Envelope[list[SigningKeyOut]])
+async def signing_keys(session: SessionDep) -> JSONResponse:
+    """Every key that has signed tree heads, oldest first (rotated keys stay)."""
+    return envelope.ok(await proofs.signing_keys(session))
+
+
+@log_router.get("/entries/{entry_id}/inclusion-proof", response_model=Envelope[InclusionProofOut])
+async def inclusion_proof(
+    entry_id: str,
+    session: SessionDep,
+    tree_size: Annotated[int | None, Query(ge=1, le=2**62, description="Default: the newest head")] = None,
+) -> JSONResponse:
+    """The entry, and the proof (RFC 9162 audit path) that it is in the tree of a signed head."""
+    return envelope.ok(await proofs.inclusion_proof(session, entry_id, tree_size))
+
+
+@log_router.get("/consistency-proof", response_model=Envelope[ConsistencyProofOut])
+async def consistency_proof(
+    session: SessionDep,
+    first: Annotated[int, Query(ge=1, le=2**62, description="The older signed head's size")],
+    second: Annotated[int | None, Query(ge=1, le=2**62, description="Default: the newest head")] = None,
+) -> JSONResponse:
+    """The proof (RFC 9162) that the log at `second` extends the log at `first`: nothing signed
+    before was changed or removed."""
+    return envelope.ok(await proofs.consistency_proof(session, first, second))

@@ -1,10 +1,12 @@
-"""Recording to the audit trail, and reading and checking it.
+"""Recording to the audit trail, and listing it.
 
 `record(session, action, ...)` is the one way to write an entry. The entry belongs to the
-session's transaction: it is appended to the chain just before that transaction commits
-(`db.before_commit`), and vanishes with it if it rolls back, so a change and its entry commit
-together. Who and where come from the request's context (`casefile.request_context`); outside a
-request the actor is the system.
+session's transaction: it is inserted just before that transaction commits (`db.before_commit`),
+and vanishes with it if it rolls back, so a change and its entry commit together. Who and where
+come from the request's context (`casefile.request_context`); outside a request the actor is the
+system. Each entry carries its own content hash (`audit.hashing`); nothing shared with other
+requests is read, locked or counted: the sequencer (`audit.sequencer`) places committed entries
+in the log afterwards.
 
 What a request reads is recorded with `record_read`, committed with the entries of concurrent
 reads by the process's `ReadAppender` (group commit) before the read answers; what was refused,
@@ -16,17 +18,17 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal
 
 from sqlalchemy import inspect
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.audit import repository
-from casefile.audit.chain import ChainBreak, ChainChecker, entry_fields, entry_hash
+from casefile.audit.hashing import content_hash, entry_fields
 from casefile.audit.repository import AuditFilters
 from casefile.clock import format_timestamp, new_id, utcnow
 from casefile.db import Database, database_of, pending_rows, take_pending_rows
@@ -44,7 +46,8 @@ _EVENT_ACTIONS = {
     "case.access_changed": "access.update",
 }
 _UNAUDITED_EVENT_GROUPS = ("ai.",)
-_UNAUDITED_EVENTS = frozenset({"document.processed", "system.error"})
+# `audit.tree_head` announces the log itself: recording it would make every head a new entry.
+_UNAUDITED_EVENTS = frozenset({"document.processed", "system.error", "audit.tree_head"})
 
 
 @dataclass(frozen=True)
@@ -68,7 +71,7 @@ def record(
     details: Mapping[str, Any] | None = None,
     actor: Actor | None = None,
 ) -> None:
-    """Add an entry to the session's transaction; it is chained when the transaction commits."""
+    """Add an entry to the session's transaction; it is inserted when the transaction commits."""
     entry = _entry(
         action,
         resource_type=resource_type,
@@ -91,7 +94,7 @@ def _entry(
     details: Mapping[str, Any] | None,
     actor: Actor | None,
 ) -> dict[str, Any]:
-    """An entry's values, before it is chained; who and where from the request's context."""
+    """An entry's values and their content hash; who and where from the request's context."""
     context = current_context()
     if actor is None:
         actor = (
@@ -99,11 +102,12 @@ def _entry(
             if context is not None
             else Actor("system", None, None)
         )
-    at = utcnow()
-    return {
+    now = utcnow()
+    # Milliseconds, as the API shows it: the stored time gives back the hashed text exactly.
+    at = now.replace(microsecond=now.microsecond // 1000 * 1000)
+    entry = {
         "id": new_id("aud"),
-        # Milliseconds, as the API shows it: the stored time gives back the hashed text exactly.
-        "at": at.replace(microsecond=at.microsecond // 1000 * 1000),
+        "at": at,
         "actor_type": actor.type,
         "actor_id": actor.id,
         "user_id": actor.user_id,
@@ -117,29 +121,15 @@ def _entry(
         "request_id": context.request_id if context else None,
         "details": dict(details or {}),
     }
+    entry["hash"] = content_hash({**entry, "at": format_timestamp(at)})
+    return entry
 
 
 async def append_pending(session: AsyncSession) -> None:
-    """Chain the transaction's entries onto the head (the before-commit action of `record`).
-
-    The head's lock is the last one the transaction takes, and it is held only for the commit:
-    writers queue for it briefly, and never while holding it wait for another lock (no deadlock
-    with the rows the transaction changed)."""
+    """Insert the transaction's entries, in one statement (the before-commit action of `record`)."""
     pending = take_pending_rows(session, append_pending)
     if pending:
-        await _chain(session, pending)
-
-
-async def _chain(executor: AsyncSession | AsyncConnection, pending: list[dict[str, Any]]) -> None:
-    """Number and hash `pending` after the locked head, insert them and move the head."""
-    last_seq, last_hash = await repository.locked_head(executor)
-    chained = []
-    for values in pending:
-        last_seq += 1
-        entry = {**values, "seq": last_seq, "prev_hash": last_hash}
-        last_hash = entry["hash"] = entry_hash({**entry, "at": format_timestamp(entry["at"])})
-        chained.append(entry)
-    await repository.append(executor, chained)
+        await repository.insert_entries(session, pending)
 
 
 async def record_apart(
@@ -176,11 +166,11 @@ async def record_read(
     resource_id: str | None = None,
     case_id: str | None = None,
     details: Mapping[str, Any] | None = None,
+    actor: Actor | None = None,
 ) -> None:
-    """Record what a read request (`session` is its transaction) read: committed to the chain
-    before this returns, by the process's `ReadAppender`, which commits the entries of concurrent
-    reads together (one lock of the chain's head and one commit for all of them, instead of one
-    each: reads no longer queue one by one for the head)."""
+    """Record what a read request (`session` is its transaction) read: committed before this
+    returns, by the process's `ReadAppender`, which commits the entries of concurrent reads
+    together (one INSERT and one commit for all of them)."""
     # The read's own transaction does not write (on SQLite it cannot): its database's appender does.
     entry = _entry(
         action,
@@ -189,7 +179,7 @@ async def record_read(
         case_id=case_id,
         outcome="success",
         details=details,
-        actor=None,
+        actor=actor,
     )
     await _appender(database_of(session)).append(entry)
 
@@ -244,12 +234,12 @@ class ReadAppender:
         engine = self._database().engine
         try:
             async with engine.begin() as connection:
-                await _chain(connection, entries)
+                await repository.insert_entries(connection, entries)
         except DBAPIError as error:
             if not error.connection_invalidated:
                 raise
             async with engine.begin() as connection:
-                await _chain(connection, entries)
+                await repository.insert_entries(connection, entries)
 
     async def aclose(self) -> None:
         _APPENDERS.pop(self.db, None)  # the appender refers to its database: no cycle left behind
@@ -294,9 +284,9 @@ def record_event(session: AsyncSession, name: str, data: Mapping[str, Any], even
 
 
 async def trail_exists(session: AsyncSession) -> bool:
-    """Whether the database has the audit trail's tables (a database an older casefile migrated
-    does not, until it is migrated)."""
-    return await session.run_sync(lambda sync: inspect(sync.connection()).has_table("audit_chain_head"))
+    """Whether the database has the audit trail this code writes (the verifiable log of migration
+    0017; a database an older casefile migrated does not, until it is migrated)."""
+    return await session.run_sync(lambda sync: inspect(sync.connection()).has_table("audit_log_state"))
 
 
 # --- reading -------------------------------------------------------------------------------------
@@ -309,33 +299,13 @@ async def list_entries(
     return [entry_fields(row) for row in rows], next_cursor
 
 
-async def entries_in_order(session: AsyncSession, *, up_to: int) -> AsyncIterator[dict[str, Any]]:
-    """Entries up to `seq` `up_to`, oldest first, as the API shows them."""
-    async for entry in repository.in_order(session, up_to=up_to):
-        yield entry_fields(entry)
-
-
-async def head_seq(session: AsyncSession) -> int:
-    """The number of the newest entry (entries are numbered from 1 without gaps)."""
-    return (await repository.head(session))[0]
-
-
-@dataclass(frozen=True)
-class Verification:
-    checked: int
-    broken: ChainBreak | None
-
-
-async def verify(session: AsyncSession) -> Verification:
-    """Check the whole chain, oldest first, and stop at the first entry where it breaks."""
-    # The head first: entries appended while the check runs (after it) are left for the next one.
-    head_seq, head_hash = await repository.head(session)
-    checker = ChainChecker()
-    async for entry in repository.in_order(session, up_to=head_seq):
-        if not checker.feed(entry):
-            break
-    broken = checker.broken or checker.finish(head_seq, head_hash)
-    return Verification(checker.checked, broken)
+async def list_case_entries(
+    session: AsyncSession, case_id: str, filters: AuditFilters, query: ListQuery
+) -> tuple[list[dict[str, Any]], str | None]:
+    """A case's own trail (`GET /cases/{id}/audit`); the read is itself recorded."""
+    found = await list_entries(session, replace(filters, case_id=case_id), query)
+    await record_read(session, "audit.read", resource_type="case", resource_id=case_id, case_id=case_id)
+    return found
 
 
 def parse_filters(

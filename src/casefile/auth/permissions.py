@@ -36,6 +36,8 @@ class Permission(StrEnum):
     DELETE_CONTACTS = "delete:contacts"
     # Running a conflict check only reads; `write:conflicts` and `delete:conflicts` mean nothing.
     READ_CONFLICTS = "read:conflicts"
+    # The audit log's signed heads and proofs (administrators hold it; a key of theirs may).
+    READ_AUDIT = "read:audit"
 
 
 ACTIONS = tuple(dict.fromkeys(p.partition(":")[0] for p in Permission))

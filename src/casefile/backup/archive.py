@@ -5,7 +5,8 @@ The archive is a tar file (gzip-compressed when its name ends in `.gz` or `.tgz`
     manifest.json             format, versions, dialect, schema revision, counts, every member's sha256
     manifest.json.sha256      the manifest's own checksum (`sha256sum -c` reads it)
     database/casefile.sqlite3 (SQLite) or database/casefile.pgdump (PostgreSQL, `pg_dump --format=custom`)
-    keys/jwt-secret, keys/secret-key      the generated keys from the data dir, when present
+    keys/jwt-secret, keys/secret-key,     the generated keys from the data dir, when present
+    keys/audit-signing-key
     content/aa/bb/<sha256>    every content file a document in the database snapshot refers to
 """
 
@@ -33,7 +34,11 @@ MANIFEST = "manifest.json"
 MANIFEST_SUM = "manifest.json.sha256"
 SQLITE_MEMBER = "database/casefile.sqlite3"
 PGDUMP_MEMBER = "database/casefile.pgdump"
-KEY_FILES = {"jwt-secret": "CASEFILE_JWT_SECRET", "secret-key": "CASEFILE_SECRET_KEY"}
+KEY_FILES = {
+    "jwt-secret": "CASEFILE_JWT_SECRET",
+    "secret-key": "CASEFILE_SECRET_KEY",
+    "audit-signing-key": "CASEFILE_AUDIT_SIGNING_KEY",
+}
 CHUNK = 1024 * 1024
 MAX_MANIFEST_BYTES = 512 * 1024 * 1024
 _CONTENT_MEMBER = re.compile(r"^content/([0-9a-f]{2})/([0-9a-f]{2})/([0-9a-f]{64})$")

@@ -48,7 +48,11 @@ def _key_files(settings: Settings) -> dict[str, Path]:
 
 
 def _keys_from_environment(settings: Settings) -> list[str]:
-    configured = {"CASEFILE_JWT_SECRET": settings.jwt_secret, "CASEFILE_SECRET_KEY": settings.secret_key}
+    configured = {
+        "CASEFILE_JWT_SECRET": settings.jwt_secret,
+        "CASEFILE_SECRET_KEY": settings.secret_key,
+        "CASEFILE_AUDIT_SIGNING_KEY": settings.audit_signing_key,
+    }
     return [name for name, value in configured.items() if value is not None]
 
 

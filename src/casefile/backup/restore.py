@@ -188,7 +188,11 @@ async def _restore_postgres(settings: Settings, staged: Path, *, clean: bool, re
 
 
 def _place_keys(settings: Settings, staging: Path, manifest: dict[str, Any], warnings: list[str]) -> None:
-    configured = {"jwt-secret": settings.jwt_secret, "secret-key": settings.secret_key}
+    configured = {
+        "jwt-secret": settings.jwt_secret,
+        "secret-key": settings.secret_key,
+        "audit-signing-key": settings.audit_signing_key,
+    }
     for name in manifest["keys"]:
         staged = staging / "keys" / name
         os.chmod(staged, 0o600)

@@ -13,6 +13,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.access.matter import visible_to
+from casefile.audit import service as audit
 from casefile.auth.permissions import ROLE_PERMISSIONS, Permission, Principal
 from casefile.calendar_feed.feed import build_feed
 from casefile.clock import utcnow
@@ -64,4 +65,13 @@ async def feed(session: AsyncSession, token: str) -> bytes:
             .limit(MAX_EVENTS)
         )
         rows = [(task, case) for task, case in result]
+    # Read with the token, not a signed-in caller: the entry names the token's user.
+    await audit.record_read(
+        session,
+        "calendar.read",
+        resource_type="user",
+        resource_id=user.id,
+        details={"case_ids": sorted({case.id for _, case in rows}), "tasks": len(rows)},
+        actor=audit.Actor("user", user.id, user.id),
+    )
     return build_feed(user.name, rows)

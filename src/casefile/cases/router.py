@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Annotated
 
 from fastapi import APIRouter, Depends
@@ -108,7 +107,7 @@ async def get_case_access(case_id: str, principal: CurrentPrincipal, session: Se
     """The case's access mode, grants and walls. Needs `manage` on the case, or an administrator
     (who may read the settings even of a case they are walled off from)."""
     case = await access_settings_case(session, principal, case_id)
-    return envelope.ok(await service.case_access(session, case))
+    return envelope.ok(await service.read_case_access(session, case))
 
 
 @router.put("/{case_id}/access", response_model=Envelope[CaseAccessBody])
@@ -128,5 +127,5 @@ async def case_audit(
     """The case's audit trail, newest first (needs `manage` on the case); pages follow
     `meta.pagination.next_cursor`."""
     await case_for(session, principal, case_id, Level.MANAGE)
-    items, next_cursor = await audit.list_entries(session, replace(filters, case_id=case_id), page)
+    items, next_cursor = await audit.list_case_entries(session, case_id, filters, page)
     return envelope.cursor_paginated(items, limit=page.limit, next_cursor=next_cursor)

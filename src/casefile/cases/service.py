@@ -218,6 +218,16 @@ async def remove_assignee(session: AsyncSession, actor: Principal, case: Case, u
     return case
 
 
+async def read_case_access(session: AsyncSession, case: Case) -> dict[str, Any]:
+    """`GET /cases/{id}/access`: the settings, recorded as read (who may see the matter is the
+    matter's business)."""
+    settings = await case_access(session, case)
+    await audit.record_read(
+        session, "access.read", resource_type="case", resource_id=case.id, case_id=case.id
+    )
+    return settings
+
+
 async def case_access(session: AsyncSession, case: Case) -> dict[str, Any]:
     """The access settings of a case: its mode, its grants and its walls."""
     grants = await session.scalars(

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile.audit import service as audit
 from casefile.auth.permissions import Principal
 from casefile.clock import new_id, utcnow
 from casefile.conflicts import service as conflicts
@@ -101,7 +102,9 @@ async def delete_contact(session: AsyncSession, actor: Principal, contact: Conta
 
 
 async def list_parties(session: AsyncSession, case: Case, query: ListQuery) -> Page[Party]:
-    return await fetch_page(session, PARTY_LIST, query, conditions=[Party.case_id == case.id])
+    page = await fetch_page(session, PARTY_LIST, query, conditions=[Party.case_id == case.id])
+    await audit.record_read(session, "party.list", resource_type="case", resource_id=case.id, case_id=case.id)
+    return page
 
 
 async def _insert_party(session: AsyncSession, party: Party) -> None:

@@ -37,9 +37,9 @@ def after_commit(session: AsyncSession | Session, action: AfterCommit) -> None:
 def before_commit(session: AsyncSession, action: BeforeCommit, *, first: bool = False) -> None:
     """Run `action` in the session's transaction just before it commits (never if it rolls back;
     if the action fails, the transaction rolls back). For work that must be the transaction's last,
-    such as appending to the audit chain: the chain's lock is then the last one the transaction
-    takes and is held only for the commit. `first`: run it before the actions registered without
-    `first` (the outbox's rows, which must not be written under the chain's lock)."""
+    such as writing the rows gathered during the transaction in one statement (`pending_rows`).
+    `first`: run it before the actions registered without `first` (the outbox's rows, ahead of
+    the audit entries)."""
     actions = transaction_state(session).setdefault("before_commit", [])
     if first:
         actions.insert(0, action)

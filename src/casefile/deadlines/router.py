@@ -79,7 +79,7 @@ async def get_deadline(
     case_id: str, deadline_id: str, principal: DeadlinesRead, session: SessionDep
 ) -> JSONResponse:
     case = await case_for(session, principal, case_id, Level.READ)
-    return envelope.ok(DeadlineOut.dump(await service.deadline_of_case(session, case, deadline_id)))
+    return envelope.ok(DeadlineOut.dump(await service.read_deadline(session, case, deadline_id)))
 
 
 @router.patch("/cases/{case_id}/deadlines/{deadline_id}", response_model=Envelope[ComputeOut])

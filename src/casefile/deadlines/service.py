@@ -11,6 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile.audit import service as audit
 from casefile.auth.permissions import Principal
 from casefile.clock import utcnow
 from casefile.db import get_or_404
@@ -301,4 +302,17 @@ async def delete_deadline(session: AsyncSession, principal: Principal, deadline:
 
 
 async def list_deadlines(session: AsyncSession, case: Case, query: ListQuery) -> Page[Deadline]:
-    return await fetch_page(session, DEADLINE_LIST, query, conditions=[Deadline.case_id == case.id])
+    page = await fetch_page(session, DEADLINE_LIST, query, conditions=[Deadline.case_id == case.id])
+    await audit.record_read(
+        session, "deadline.list", resource_type="case", resource_id=case.id, case_id=case.id
+    )
+    return page
+
+
+async def read_deadline(session: AsyncSession, case: Case, deadline_id: str) -> Deadline:
+    """`GET /cases/{id}/deadlines/{id}`: the deadline, recorded as read."""
+    deadline = await deadline_of_case(session, case, deadline_id)
+    await audit.record_read(
+        session, "deadline.read", resource_type="deadline", resource_id=deadline.id, case_id=case.id
+    )
+    return deadline

@@ -75,7 +75,11 @@ async def record_download(session: AsyncSession, document: Document, content_ran
 
 async def list_documents(session: AsyncSession, case: Case, query: ListQuery) -> Page[Document]:
     conditions = [Document.case_id == case.id, document_not_trashed()]
-    return await fetch_page(session, DOCUMENT_LIST, query, conditions=conditions)
+    page = await fetch_page(session, DOCUMENT_LIST, query, conditions=conditions)
+    await audit.record_read(
+        session, "document.list", resource_type="case", resource_id=case.id, case_id=case.id
+    )
+    return page
 
 
 async def upload_document(

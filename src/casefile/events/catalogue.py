@@ -48,6 +48,7 @@ EVENT_NAMES: tuple[str, ...] = (
     "deadline.saved",
     "deadline.moved",
     "deadline.deleted",
+    "audit.tree_head",
 )
 
 EVENT_GROUPS: frozenset[str] = frozenset(name.split(".", 1)[0] for name in EVENT_NAMES)

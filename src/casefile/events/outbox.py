@@ -7,8 +7,8 @@ commit, the delivery worker is woken. Every event is also the audit trail's reco
 The rows are written at the end (`db.before_commit`) rather than at each `emit`: a transaction that
 emits several events (a new case and its client party) reads the webhooks once and writes all its
 events in one INSERT and all their deliveries in another, instead of an INSERT, a SELECT and an
-INSERT per event. They are written ahead of the audit chain's append, whose lock stays the last
-one the transaction takes."""
+INSERT per event. They are written ahead of the transaction's audit entries (`first`), which
+take no lock either."""
 
 from __future__ import annotations
 

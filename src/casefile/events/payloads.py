@@ -4,6 +4,7 @@ emits it."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from casefile.clock import format_timestamp, utcnow
@@ -413,3 +414,16 @@ def deadline_moved(
 def deadline_deleted(deadline: Deadline, task_ids: list[str], deleted_by: str | None) -> dict[str, Any]:
     """`task_ids`: the open tasks deleted with it (done and cancelled ones stay)."""
     return {**_deadline(deadline), "deleted_tasks": task_ids, "deleted_by": deleted_by}
+
+
+def audit_tree_head(head: dict[str, Any]) -> dict[str, Any]:
+    """A signed tree head of the audit log, as `GET /audit/tree-heads/latest` shows it: a firm
+    that keeps these outside Casefile can later prove the log was not rewritten."""
+    return {
+        "tree_size": head["tree_size"],
+        "root_hash": head["root_hash"],
+        "timestamp": head["timestamp"],
+        "signed_at": format_timestamp(datetime.fromtimestamp(head["timestamp"] / 1000, UTC)),
+        "key_id": head["key_id"],
+        "signature": head["signature"],
+    }

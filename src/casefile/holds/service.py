@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile.audit import service as audit
 from casefile.auth.permissions import Principal
 from casefile.clock import utcnow
 from casefile.db import get_or_404
@@ -29,7 +30,9 @@ async def place_hold(session: AsyncSession, actor: Principal, case: Case, body: 
 
 
 async def list_holds(session: AsyncSession, case: Case, query: ListQuery) -> Page[LegalHold]:
-    return await fetch_page(session, HOLD_LIST, query, conditions=[LegalHold.case_id == case.id])
+    page = await fetch_page(session, HOLD_LIST, query, conditions=[LegalHold.case_id == case.id])
+    await audit.record_read(session, "hold.list", resource_type="case", resource_id=case.id, case_id=case.id)
+    return page
 
 
 async def release_hold(session: AsyncSession, actor: Principal, hold_id: str) -> LegalHold:

@@ -6,7 +6,7 @@ schema once this package is imported (Alembic, tests)."""
 from casefile.db import Base
 from casefile.models.ai import JOB_KINDS, JOB_STATUSES, AiJob
 from casefile.models.api_keys import ApiKey
-from casefile.models.audit import AuditChainHead, AuditEntry
+from casefile.models.audit import AuditEntry, AuditLogState, AuditSigningKey, AuditTreeHead, AuditTreeNode
 from casefile.models.auth import AuthSession, RefreshToken, RevokedSession
 from casefile.models.calendar_feed import CalendarToken
 from casefile.models.cases import Case, CaseAssignee, CaseGrant, CaseNumberCounter, CaseWall
@@ -33,8 +33,11 @@ __all__ = [
     "ROLES",
     "AiJob",
     "ApiKey",
-    "AuditChainHead",
     "AuditEntry",
+    "AuditLogState",
+    "AuditSigningKey",
+    "AuditTreeHead",
+    "AuditTreeNode",
     "AuthSession",
     "Base",
     "Blob",

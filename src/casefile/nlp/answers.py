@@ -16,6 +16,7 @@ import re
 from .entities.dates import find_dates
 from .entities.money import find_money
 from .types import Page
+from .words import content_words
 
 # What a question asks for, from its wording.
 _ASKS = {
@@ -33,7 +34,20 @@ _ASKS = {
     "place": re.compile(
         r"(?i)^\s*where\b|\bin\s+which\s+(?:country|state|city|area|territory)\b|\b(?:area|territory)\b"
     ),
+    "reason": re.compile(r"(?i)^\s*why\b|\bfor\s+what\s+reason\b|\bon\s+what\s+(?:ground|basis)s?\b"),
+    "law": re.compile(
+        r"(?i)\bgoverning\s+law\b|\bwhich\s+(?:state'?s?|country'?s?)\s+laws?\b|\bwhat\s+law\b"
+    ),
 }
+# A sentence that gives a reason: "because", "based on the evidence", "concluding that", "finds".
+_REASON = re.compile(
+    r"(?i)\bbecause\b|\bsince\b|\bdue\s+to\b|\bon\s+the\s+grounds?\b|\bbased\s+on\b|\breason(?:ed|s)?\b"
+    r"|\bconclud(?:ed|ing)\s+that\b|\bfinds?\b|\bfound\s+that\b|\bheld\s+that\b|\bin\s+light\s+of\b"
+    r"|\bas\s+grounds\b"
+)
+_LAW = re.compile(
+    r"(?i)\bgoverned\s+by\b|\bconstrued\s+(?:in\s+accordance\s+with|under)\b|\blaws?\s+of\s+(?:the\s+)?[A-Z]"
+)
 _DURATION = re.compile(
     r"(?i)\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty"
     r"|forty[- ]five|sixty|ninety)\s*(?:\(\d+\)\s*)?(?:calendar\s+|business\s+)?"
@@ -43,7 +57,11 @@ _DURATION = re.compile(
 _PERCENT = re.compile(r"\d\s*%|\bper\s*cent\b|\bpercent\b|\b(?:half|third|quarter)\b", re.IGNORECASE)
 _NAME = re.compile(r"(?<=[a-z,;:]\s)[A-Z][a-z]+(?:\s+(?:[A-Z]\.\s+)?[A-Z][a-z]+)+")
 _PLACE = re.compile(r"\b(?:in|within|throughout|of)\s+(?:the\s+)?[A-Z][a-z]+")
-_CAPTION_MARK = re.compile(r"\]\s|^\s*(?:RE|Re|IN RE|In re):|\bv\.\s|\bversus\b")
+_CAPTION_MARK = re.compile(r"\]\s|^\s*(?:RE|Re|IN RE|In re):|\bv\.\s|\bversus\b|[ \t]\)\s*$")
+# Header and footer fields state no fact: "Subject: Activity in Case ...", "Source: ACME INC., 8-K".
+_FIELD = re.compile(
+    r"^\s*(?:Subject|Source|From|To|Cc|Date|Sent|Case|Re|RE|File\s+Name|Docket)\s*(?:No\.?|#)?\s*:"
+)
 _PREAMBLE = re.compile(
     r"(?i)^\W*(?:exhibit\s+[\w.]+\s*)?this\s+(?:[\w-]+\s+){0,6}agreement\b.{0,200}\b(?:made|between)\b"
 )
@@ -71,6 +89,10 @@ def states_kind(sentence: str, kind: str) -> bool:
         return bool(_NAME.search(sentence))
     if kind == "place":
         return bool(_PLACE.search(sentence))
+    if kind == "reason":
+        return bool(_REASON.search(sentence))
+    if kind == "law":
+        return bool(_LAW.search(sentence))
     return False
 
 
@@ -82,14 +104,42 @@ def heading_share(sentence: str) -> float:
     upper = sum(1 for w in words if len(w) > 1 and w.isupper()) / len(words)
     capitalised = len(_CAPITALISED_WORD.findall(sentence)) / len(words)
     share = max(upper, max(0.0, capitalised - 0.5) * 2)
-    if _CAPTION_MARK.search(sentence) or _PREAMBLE.search(sentence):
+    if _CAPTION_MARK.search(sentence) or _PREAMBLE.search(sentence) or _FIELD.search(sentence):
         share = max(share, 0.6)
     return min(1.0, share)
 
 
+RESTATEMENT_PENALTY = 0.1  # a sentence that only says again what the question says
+NAME_BONUS = 0.1  # times the share of the question's names found where the sentence is
+
+
+def restates(question: str, sentence: str) -> bool:
+    """Whether the sentence adds at most one content word to the question's ("Why was relief
+    denied?" - "His requested relief is denied at this time."): it restates, it does not answer."""
+    asked = {w[:5] for w in content_words(question)}
+    added = {w for w in content_words(sentence) if w[:5] not in asked}
+    return len(added) <= 1
+
+
+def question_names(question: str) -> list[str]:
+    """The names a question gives (capitalised words after its first): "Charles Martin" in "When is
+    the hearing on the motion to sell in the Charles Martin case?"."""
+    return [w for w in _CAPITALISED_WORD.findall(question.split(None, 1)[-1]) if len(w) > 1]
+
+
+def name_share(names: list[str], context: str) -> float:
+    """The share of the question's names its candidate's passage and document title hold."""
+    if not names:
+        return 0.0
+    words = {w.casefold() for w in _WORD.findall(context)}
+    return sum(1 for name in names if name.casefold() in words) / len(names)
+
+
 def answer_adjustment(question: str, sentence: str, kinds: set[str] | None = None) -> float:
     """What to add to a sentence's similarity to the question: a bonus for stating the kind of fact
-    asked for, a penalty for being a heading."""
+    asked for, a penalty for being a heading and for restating the question."""
     kinds = asked_kinds(question) if kinds is None else kinds
     bonus = FACT_BONUS if any(states_kind(sentence, kind) for kind in kinds) else 0.0
+    if restates(question, sentence):
+        bonus -= RESTATEMENT_PENALTY
     return bonus - HEADING_PENALTY * heading_share(sentence)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+
+import numpy as np
 
 from .sentences import Span
-from .types import Page, TextPassage
+from .types import EMBEDDING_DIM, Page, TextPassage, Vectors
 
 PASSAGE_MIN_WORDS = 120
 PASSAGE_MAX_WORDS = 200
@@ -65,3 +68,47 @@ def _split_long(page: Page, span: Span) -> list[Span]:
         start, end = words[i][0], words[min(i + step, len(words)) - 1][1]
         pieces.append(Span(span.page, start, end, page.text[start:end]))
     return pieces
+
+
+# How much the document's title weighs in each passage's vector, against the passage's sentences
+# (their mean, by words, has weight 1). Before issue 31 the title was embedded with each passage's
+# text ("title\npassage"); chosen on the development part of tests/ai/real.
+TITLE_WEIGHT = 0.3
+
+
+def passage_vectors(
+    passages: list[TextPassage],
+    sentences: list[Span],
+    sentence_vectors: Vectors,
+    title_vector: Vectors | None,
+    embed: Callable[[list[str]], Vectors],
+) -> Vectors:
+    """A vector per passage from the vectors of its sentences, embedded once for the whole document
+    (issue 31: passages, summary and keywords used to embed the same sentences again): the mean of
+    its sentences' vectors weighted by their words, plus TITLE_WEIGHT x the title's, normalised. A
+    passage holding no whole sentence (a piece of a sentence too long for one passage) is embedded
+    itself. A sentence's vector may be zero (one too short to be embedded): it then weighs nothing."""
+    by_page: dict[int, list[int]] = {}
+    for i, span in enumerate(sentences):
+        by_page.setdefault(span.page, []).append(i)
+    rows = np.zeros((len(passages), EMBEDDING_DIM), dtype=np.float32)
+    alone: list[int] = []
+    for n, passage in enumerate(passages):
+        inside = [
+            i
+            for i in by_page.get(passage.page, [])
+            if passage.start <= sentences[i].start and sentences[i].end <= passage.end
+        ]
+        weights = np.array([sentences[i].words for i in inside], dtype=np.float32)
+        weights = weights * sentence_vectors[inside].any(axis=1)
+        if not inside or not weights.any():
+            alone.append(n)
+            continue
+        rows[n] = (weights[:, None] * sentence_vectors[inside]).sum(axis=0) / weights.sum()
+    if alone:
+        rows[alone] = embed([passages[n].text for n in alone])
+    if title_vector is not None:
+        rows = rows + TITLE_WEIGHT * title_vector.reshape(1, -1)
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    result: Vectors = (rows / np.maximum(norms, 1e-12)).astype(np.float32)
+    return result

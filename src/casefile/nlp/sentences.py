@@ -32,6 +32,7 @@ _ABBREVIATIONS = word_set("abbreviations")
 _SENTENCE_END = re.compile(r"[.!?][\"'\u201d\u2019)\]]*(?=\s+[\"'\u201c\u2018(\[]?[A-Z0-9])")
 _BLOCK_SPLIT = re.compile(r"\n[ \t]*\n+")
 _SHORT_LINE = 60  # a line shorter than this is a heading, address or list line, not wrapped prose
+_PROSE_MIN_CHARS = 45
 
 
 def _is_abbreviation(text: str, dot: int) -> bool:
@@ -47,15 +48,42 @@ def _is_abbreviation(text: str, dot: int) -> bool:
     return len(word) == 1 or word in _ABBREVIATIONS
 
 
+# A short line still goes on into the next when it ends on a word that must (a comma, "and", "of",
+# "was", a hyphen) or the next line starts in lower case: prose wrapped in a narrow column ("plaintiff
+# Roger Mortimer was\nacquitted at 11:45 a.m."), not a heading or an address line.
+_GOES_ON = re.compile(
+    r"(?:[,\-\u2013]|\b(?i:and|or|of|the|a|an|to|in|on|at|by|for|with|from|that|was|were|is|are|be|been|has|have|had|not))$"
+)
+
+
+def _wrapped(line: str, following: str | None, full: int = _SHORT_LINE) -> bool:
+    stripped = line.strip()
+    if re.search(r"(?:^|\s)[A-Z]\.$", stripped) and following and following.strip()[:1].isupper():
+        return True  # a name broken after its initial: "Justin W.\nClark"
+    if stripped.endswith((".", ":", ";")):
+        return False
+    if len(stripped) >= full:
+        return True
+    if following is None or not following.strip():
+        return False
+    return bool(_GOES_ON.search(stripped)) or following.strip()[:1].islower()
+
+
 def _lines_of_block(block: str, offset: int) -> list[tuple[int, int]]:
-    """The block's pieces: short lines stand alone, long (wrapped) lines join the next line."""
+    """The block's pieces: short lines stand alone, wrapped lines join the next line."""
     pieces: list[tuple[int, int]] = []
     start = 0
     position = 0
-    for line in block.split("\n"):
+    lines = block.split("\n")
+    # A narrow column (a court's opinion set at ~55 characters) wraps its prose short of
+    # _SHORT_LINE: there a line is full at 80 % of the block's longest (blocks of prose only, whose
+    # longest line has 45 characters or more: not address or counsel blocks).
+    longest = max((len(line.strip()) for line in lines), default=0)
+    full = min(_SHORT_LINE, int(0.8 * longest)) if longest >= _PROSE_MIN_CHARS else _SHORT_LINE
+    for number, line in enumerate(lines):
         end_of_line = position + len(line)
-        stripped = line.strip()
-        if len(stripped) < _SHORT_LINE or stripped.endswith((".", ":", ";")):
+        following = lines[number + 1] if number + 1 < len(lines) else None
+        if not _wrapped(line, following, full):
             pieces.append((offset + start, offset + end_of_line))
             start = end_of_line + 1
         position = end_of_line + 1

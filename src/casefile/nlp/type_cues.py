@@ -22,6 +22,10 @@ _CUES: dict[str, list[str]] = {
         r"(?i:\bslip\s+op(?:inion)?\b)",
         r"\bBy\s+the\s+Court:",
         r"(?i:\border\s+(?:granting|denying))",
+        # An appellate decision names the court it reviews; a brief calls it "the court below".
+        r"(?:^|\n)\s*(?:On\s+)?Appeals?\s+from\s+the\s+(?:United\s+States\s+District\s+Court|Court\s+of|Superior\s+Court)",
+        r"\bORDER\s+OF\s+(?:THE\s+)?COURT\b|\bORDER\s+AND\s+JUDGMENT\b|\bJUDGMENT\b(?=.{0,40}\bAFFIRMED\b)",
+        r"\bOpinion\s+(?:by|for\s+the\s+court\s+filed\s+by)\s+(?:Circuit\s+|Chief\s+)?Judge\b|\bAFFIRMED\b",
     ],
     "pleading": [
         r"\bMOTION\s+(?:TO|FOR|IN)\b",
@@ -34,7 +38,8 @@ _CUES: dict[str, list[str]] = {
     ],
     "correspondence": [
         r"(?m)^\s*Dear\s+[A-Z]",
-        r"(?m)^\s*(?:Sincerely|Very\s+truly\s+yours|Yours\s+(?:truly|sincerely|faithfully)|Respectfully\s+yours),?\s*$",
+        r"(?m)^\s*(?:Sincerely|Very\s+truly\s+yours|Yours\s+(?:truly|sincerely|faithfully)|Respectfully\s+yours"
+        r"|Truthfully|Regards|Best\s+regards|Kind\s+regards|Cordially|Best\s+Regards\b.*),?\s*$",
         r"(?m)^\s*(?:RE|Re):\s",
         r"\bCLERK\s+OF\s+(?:THE\s+)?COURT\b|\bOFFICE\s+OF\s+THE\s+CLERK\b",
         r"\b(?:DOCKETING|CLERK'?S?)\s+NOTICE\b|\bVia\s+(?:ECF|E-?mail|Federal\s+Express|U\.S\.\s+Mail)\b",

@@ -68,7 +68,7 @@ async def get_note(
     note_id: str, principal: CurrentPrincipal, fields: NoteFields, session: SessionDep
 ) -> JSONResponse:
     """A note: on a case, needs `read:cases` and a case the caller may see; on a contact, `read:contacts`."""
-    note = await service.note_for(session, principal, note_id, "read")
+    note = await service.read_note(session, principal, note_id)
     return envelope.ok(project(NoteOut.dump(note), fields))
 
 

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.access.matter import Level, case_for, require_level
+from casefile.audit import service as audit
 from casefile.auth.permissions import Permission, Principal
 from casefile.clock import utcnow
 from casefile.db import get_or_404
@@ -37,11 +38,24 @@ _CONTACT_PERMISSIONS = {
 
 
 async def list_case_notes(session: AsyncSession, case: Case, query: ListQuery) -> Page[Note]:
-    return await fetch_page(session, NOTE_LIST, query, conditions=[Note.case_id == case.id])
+    page = await fetch_page(session, NOTE_LIST, query, conditions=[Note.case_id == case.id])
+    await audit.record_read(session, "note.list", resource_type="case", resource_id=case.id, case_id=case.id)
+    return page
 
 
 async def list_contact_notes(session: AsyncSession, contact: Contact, query: ListQuery) -> Page[Note]:
-    return await fetch_page(session, NOTE_LIST, query, conditions=[Note.contact_id == contact.id])
+    page = await fetch_page(session, NOTE_LIST, query, conditions=[Note.contact_id == contact.id])
+    await audit.record_read(session, "note.list", resource_type="contact", resource_id=contact.id)
+    return page
+
+
+async def read_note(session: AsyncSession, principal: Principal, note_id: str) -> Note:
+    """`GET /notes/{id}`: the note (as `note_for` lets the caller see it), recorded as read."""
+    note = await note_for(session, principal, note_id, "read")
+    await audit.record_read(
+        session, "note.read", resource_type="note", resource_id=note.id, case_id=note.case_id
+    )
+    return note
 
 
 def _version(note: Note, actor: Principal) -> NoteVersion:
@@ -139,4 +153,8 @@ async def delete_note(session: AsyncSession, actor: Principal, note: Note) -> No
 
 
 async def history(session: AsyncSession, note: Note, query: ListQuery) -> Page[NoteVersion]:
-    return await fetch_page(session, HISTORY_LIST, query, conditions=[NoteVersion.note_id == note.id])
+    page = await fetch_page(session, HISTORY_LIST, query, conditions=[NoteVersion.note_id == note.id])
+    await audit.record_read(
+        session, "note.history", resource_type="note", resource_id=note.id, case_id=note.case_id
+    )
+    return page

@@ -49,4 +49,7 @@ async def ask(
     come from. `grounded` is false, with no answer, when nothing in the documents supports one."""
     case = await case_for(session, principal, case_id)
     service.require_models()
-    return envelope.ok(await service.ask(session, case, body.question))
+    # Imported here: asking loads the entity rules and numpy, which a slim API node lacks.
+    from casefile.search import ask as answering
+
+    return envelope.ok(await answering.ask(session, case, body.question))

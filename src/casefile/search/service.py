@@ -11,13 +11,7 @@ Search (`GET /search`) ranks four lists and fuses them with reciprocal rank fusi
 * documents whose title contains every query word.
 
 A document's score is its best passage's fused score, plus its title's. Stop words are dropped
-from the full-text queries (the embedding sees the whole query).
-
-Ask (`POST /cases/{id}/ask`) ranks the case's passages the same way (semantic and full text
-fused), splits the best ones into sentences, scores every sentence by the similarity of its
-embedding (with its document's title before it, for context) to the question's, plus a small
-bonus for sharing the question's words, and answers with the best one to
-three sentences verbatim, each cited. Nothing scoring ANSWER_MIN_SCORE or more: no answer.
+from the full-text queries (the embedding sees the whole query). "Ask the case" is in ask.py.
 """
 
 from __future__ import annotations
@@ -36,10 +30,7 @@ from casefile.auth.permissions import Permission, Principal
 from casefile.errors import AiUnavailable, ValidationFailed, permission_missing
 from casefile.listing import MAX_SEARCH_WORDS
 from casefile.models import Case
-from casefile.nlp.answers import answer_adjustment, asked_kinds
-from casefile.nlp.sentences import Span, split_sentences
-from casefile.nlp.types import Page
-from casefile.nlp.words import WORD, content_words, split_words
+from casefile.nlp.words import content_words, split_words
 from casefile.search import repository
 from casefile.search.repository import PassageRow
 from casefile.search.snippets import highlight, make_snippet, match_spans, same_word, word_coverage
@@ -63,24 +54,13 @@ TITLE_CANDIDATES = 100
 # passages"): related query/passage pairs score 0.30-0.70, unrelated ones below 0.20.
 SEMANTIC_MIN_SIMILARITY = 0.30
 
-ASK_PASSAGES = 6
-ASK_TEXT_CANDIDATES = 50
-# Ask: a passage must be at least this similar to the question (or match its words) to be used,
-# and a sentence must score at least ANSWER_MIN_SCORE to be an answer.
-ASK_PASSAGE_MIN_SIMILARITY = 0.20
-ANSWER_MIN_SCORE = 0.45
-ANSWER_MARGIN = 0.10  # further answer sentences score within this of the best
-MAX_ANSWER_SENTENCES = 3
-LEXICAL_BONUS = 0.10  # times the share of the question's words a sentence contains
-MAX_SENTENCES_EMBEDDED = 60
-
 
 def query_words(text: str) -> list[str]:
     """The query's words for full-text matching: its content words, at most MAX_SEARCH_WORDS."""
     return content_words(text)[:MAX_SEARCH_WORDS]
 
 
-def _rrf(rank: int) -> float:
+def rrf(rank: int) -> float:
     return 1.0 / (RRF_K + rank)
 
 
@@ -237,7 +217,7 @@ async def _rank_cases(
     cases = await repository.cases_matching(session, words, limit=CASE_CANDIDATES, visible=visible)
     # Stable sort: equally relevant cases stay most recently updated first.
     cases.sort(key=lambda c: -_case_relevance(c, words))
-    return [_CaseHit(case, _rrf(rank)) for rank, case in enumerate(cases, start=1)]
+    return [_CaseHit(case, rrf(rank)) for rank, case in enumerate(cases, start=1)]
 
 
 async def _rank_documents(
@@ -267,13 +247,13 @@ async def _rank_documents(
         # A passage holding one word of a long query is weak evidence: its full-text vote counts
         # in proportion to the share of the query's words it holds.
         weight = word_coverage(row.text, words)
-        passage_scores[passage_id] = passage_scores.get(passage_id, 0.0) + weight * _rrf(rank)
+        passage_scores[passage_id] = passage_scores.get(passage_id, 0.0) + weight * rrf(rank)
         matched.setdefault(passage_id, set()).add("text")
     rank = 0
     for match in matches:
         if match.passage_id in rows:
             rank += 1
-            passage_scores[match.passage_id] = passage_scores.get(match.passage_id, 0.0) + _rrf(rank)
+            passage_scores[match.passage_id] = passage_scores.get(match.passage_id, 0.0) + rrf(rank)
             matched.setdefault(match.passage_id, set()).add("semantic")
 
     documents: dict[str, _DocumentHit] = {}
@@ -292,7 +272,7 @@ async def _rank_documents(
     titled = await repository.documents_by_title(session, words, limit=TITLE_CANDIDATES, visible=visible)
     for rank, document in enumerate(titled, start=1):
         hit = documents.setdefault(document.id, _DocumentHit(document.id, document.title, document.case_id))
-        hit.score = max(hit.score, 0.0) + _rrf(rank)
+        hit.score = max(hit.score, 0.0) + rrf(rank)
         hit.matched.add("text")
     return list(documents.values())
 
@@ -308,149 +288,8 @@ async def _semantic_matches(session: AsyncSession, q: str) -> list[Match]:
     )
 
 
-# ---- ask -----------------------------------------------------------------------------------------
-
-
-def _answerable(sentence: str) -> bool:
-    """A sentence that can answer something: four words or more, not a heading in capitals."""
-    return len(WORD.findall(sentence)) >= 4 and any(c.islower() for c in sentence)
-
-
-NOT_GROUNDED = "No passage in this case's documents supports an answer to this question, so none is given."
-NOTHING_PROCESSED = "This case has no processed documents to answer from."
-
-
-def _not_grounded(question: str, message: str) -> dict[str, Any]:
-    return {
-        "question": question,
-        "answer": {"text": None, "sentences": []},
-        "passages": [],
-        "grounded": False,
-        "message": message,
-    }
-
-
-def _merged_passages(ranked: list[tuple[PassageRow, float]]) -> list[dict[str, Any]]:
-    """The passages an answer drew on, in rank order, with overlapping or adjacent passages of
-    one page merged into one (so no sentence is shown twice); a merged passage keeps the best score."""
-    merged: list[dict[str, Any]] = []
-    for passage, score in ranked:
-        for item in merged:
-            same_page = item["document_id"] == passage.document_id and item["page"] == passage.page
-            if same_page and passage.start <= item["end"] and item["start"] <= passage.end:
-                if passage.start < item["start"]:
-                    item["text"] = passage.text + item["text"][passage.end - item["start"] :]
-                    item["start"] = passage.start
-                if passage.end > item["end"]:
-                    item["text"] += passage.text[item["end"] - passage.start :]
-                    item["end"] = passage.end
-                break
-        else:
-            merged.append(
-                {
-                    "document_id": passage.document_id,
-                    "document_title": passage.document_title,
-                    "page": passage.page,
-                    "start": passage.start,
-                    "end": passage.end,
-                    "text": passage.text,
-                    "score": round(score, 6),
-                }
-            )
-    return merged
-
-
 def require_models() -> None:
-    """Asking runs the embedding model in this process: refused where it is not installed."""
+    """Asking (search/ask.py) runs the embedding model in this process: refused where the
+    `casefile[ai]` extra is not installed."""
     if not ai_installed():
         raise AiUnavailable(f"Asking needs the local models: {ai_missing_message()}")
-
-
-async def ask(session: AsyncSession, case: Case, question: str) -> dict[str, Any]:
-    """Answer from the passages of `case`, which the caller was checked to see (`require_models`
-    first)."""
-    case_id = case.id
-    found = await repository.case_passages(session, case_id)
-    if not found.passages:
-        return _not_grounded(question, NOTHING_PROCESSED)
-    words = query_words(question)
-    query = (await embed([question]))[0]
-    similarities = await asyncio.to_thread(lambda: found.vectors @ query)
-    text_ids = await repository.fulltext_passages(
-        session, words, limit=ASK_TEXT_CANDIDATES, visible=Case.id == case_id, case_id=case_id
-    )
-
-    position = {p.id: i for i, p in enumerate(found.passages)}
-    scores: dict[int, float] = {}
-    semantic_order = [int(i) for i in (-similarities).argsort(kind="stable")]
-    for rank, i in enumerate(semantic_order, start=1):
-        if similarities[i] < ASK_PASSAGE_MIN_SIMILARITY:
-            break
-        scores[i] = scores.get(i, 0.0) + _rrf(rank)
-    for rank, passage_id in enumerate(text_ids, start=1):
-        if passage_id in position:
-            i = position[passage_id]
-            scores[i] = scores.get(i, 0.0) + _rrf(rank)
-    top = sorted(scores, key=lambda i: (-scores[i], i))[:ASK_PASSAGES]
-    if not top:
-        return _not_grounded(question, NOT_GROUNDED)
-
-    candidates: list[tuple[PassageRow, Span]] = []
-    placed: set[tuple[str, int, int]] = set()
-    for i in top:
-        passage = found.passages[i]
-        # Offsets of these sentences are within the passage's text.
-        for sentence in split_sentences(Page(passage.page, passage.text)):
-            # Passages overlap by a sentence: each sentence of a document is a candidate once.
-            where = (passage.document_id, passage.page, passage.start + sentence.start)
-            if _answerable(sentence.text) and where not in placed:
-                placed.add(where)
-                candidates.append((passage, sentence))
-    candidates = candidates[:MAX_SENTENCES_EMBEDDED]
-    if not candidates:
-        return _not_grounded(question, NOT_GROUNDED)
-    # Each sentence is embedded after its document's title: out of context "The term ends on
-    # June 1." says little, "Residential lease. The term ends on June 1." says what ends.
-    sentence_vectors = await embed([f"{p.document_title}. {s.text}" for p, s in candidates])
-    semantic = sentence_vectors @ query
-    distinct = set(words)
-    kinds = asked_kinds(question)
-    scored: list[tuple[float, int]] = []
-    for n, (_, sentence) in enumerate(candidates):
-        tokens = set(split_words(sentence.text))
-        shared = sum(1 for w in distinct if any(same_word(t, w) for t in tokens))
-        bonus = LEXICAL_BONUS * shared / len(distinct) if distinct else 0.0
-        # A sentence stating the kind of fact asked for beats a heading that names the subject.
-        bonus += answer_adjustment(question, sentence.text, kinds)
-        scored.append((float(semantic[n]) + bonus, n))
-    scored.sort(key=lambda item: (-item[0], item[1]))
-    best = scored[0][0]
-    if best < ANSWER_MIN_SCORE:
-        return _not_grounded(question, NOT_GROUNDED)
-
-    chosen: list[tuple[PassageRow, Span]] = []
-    seen: set[str] = set()
-    for score, n in scored:
-        if len(chosen) == MAX_ANSWER_SENTENCES or score < max(ANSWER_MIN_SCORE, best - ANSWER_MARGIN):
-            break
-        passage, sentence = candidates[n]
-        if sentence.text not in seen:
-            seen.add(sentence.text)
-            chosen.append((passage, sentence))
-    sentences: list[dict[str, Any]] = [
-        {
-            "text": sentence.text,
-            "document_id": passage.document_id,
-            "page": passage.page,
-            "start": passage.start + sentence.start,
-            "end": passage.start + sentence.end,
-        }
-        for passage, sentence in chosen
-    ]
-    return {
-        "question": question,
-        "answer": {"text": " ".join(s["text"] for s in sentences), "sentences": sentences},
-        "passages": _merged_passages([(found.passages[i], scores[i]) for i in top]),
-        "grounded": True,
-        "message": None,
-    }

@@ -69,11 +69,29 @@ def _is_legacy_text(head: bytes) -> bool:
     return not _CONTROL.search(str(best))
 
 
+# Office documents `filetype` takes for a plain zip: it looks for "word/" or "xl/" only among the
+# first entries, and writers such as python-docx put docProps/ parts first. A zip whose local file
+# headers in the sample name the main part is that document.
+_OFFICE_MAIN_PARTS = (
+    (b"word/document.xml", "application/vnd.openxmlformats-officedocument.wordprocessingml.document"),
+    (b"xl/workbook.xml", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
+)
+
+
+def _office_in_zip(head: bytes) -> str | None:
+    for part, mime in _OFFICE_MAIN_PARTS:
+        if re.search(rb"PK\x03\x04.{26}" + re.escape(part), head, re.DOTALL):
+            return mime
+    return None
+
+
 def detect(head: bytes, file_name: str, *, complete: bool) -> str | None:
     """The MIME type of content starting with `head` (`complete`: head is the whole file), or
     None when it is neither a known binary format nor text."""
     kind = filetype.guess(head)
     if kind is not None:
+        if kind.mime == "application/zip":
+            return _office_in_zip(head) or str(kind.mime)
         return str(kind.mime)
     if head.startswith(b"{\\rtf"):
         return "application/rtf"

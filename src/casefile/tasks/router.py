@@ -61,7 +61,7 @@ async def create_task(
 async def get_task(
     task_id: str, principal: TasksRead, fields: TaskFields, session: SessionDep
 ) -> JSONResponse:
-    task = await service.task_for(session, principal, task_id, Level.READ)
+    task = await service.read_task(session, principal, task_id)
     return envelope.ok(project(TaskOut.dump_for(task, principal), fields))
 
 

@@ -12,6 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.access.matter import Level, row_in_case, visible_to
+from casefile.audit import service as audit
 from casefile.auth.permissions import Principal
 from casefile.clock import utcnow
 from casefile.errors import ValidationFailed
@@ -43,12 +44,23 @@ async def task_for(session: AsyncSession, principal: Principal, task_id: str, le
     return await row_in_case(session, principal, Task, task_id, level, not_found="Task not found")
 
 
+async def read_task(session: AsyncSession, principal: Principal, task_id: str) -> Task:
+    """`GET /tasks/{id}`: the task, recorded as read."""
+    task = await task_for(session, principal, task_id, Level.READ)
+    await audit.record_read(
+        session, "task.read", resource_type="task", resource_id=task.id, case_id=task.case_id
+    )
+    return task
+
+
 async def list_case_tasks(
     session: AsyncSession, principal: Principal, case: Case, query: ListQuery
 ) -> Page[Task]:
-    return await fetch_page(
+    page = await fetch_page(
         session, CASE_TASK_LIST, _with_me(query, principal), conditions=[Task.case_id == case.id]
     )
+    await audit.record_read(session, "task.list", resource_type="case", resource_id=case.id, case_id=case.id)
+    return page
 
 
 def _with_me(query: ListQuery, principal: Principal) -> ListQuery:
@@ -64,7 +76,11 @@ def _with_me(query: ListQuery, principal: Principal) -> ListQuery:
 async def list_tasks(session: AsyncSession, principal: Principal, query: ListQuery) -> Page[Task]:
     """Tasks across every case the caller may see: the visibility rule is part of the query."""
     visible = Task.case_id.in_(select(Case.id).where(visible_to(principal)))
-    return await fetch_page(session, TASK_LIST, _with_me(query, principal), conditions=[visible])
+    page = await fetch_page(session, TASK_LIST, _with_me(query, principal), conditions=[visible])
+    # Across cases: one entry for the request, naming the cases the page showed.
+    shown = sorted({task.case_id for task in page.rows})
+    await audit.record_read(session, "task.list", details={"case_ids": shown, **query.filters})
+    return page
 
 
 async def create_task(session: AsyncSession, principal: Principal, case: Case, body: TaskCreate) -> Task:

@@ -1,4 +1,6 @@
-"""Legal citations: cases (eyecite), statutes and court rules, and the spans of cited cases' names."""
+"""Legal citations: cases (eyecite), statutes (eyecite, citeurl for the federal codes it knows in
+every way they are written, and rules for what both miss) and court rules (court_rules.py), and
+the spans of cited cases' names."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from typing import Any
 
 from ..types import Page
 from .base import Entity, EntitySet, Spans, SpansByPage
+from .court_rules import add_rule_citations
 
 logging.getLogger("eyecite").setLevel(logging.ERROR)  # it warns about every ambiguous overlap
 
@@ -21,43 +24,40 @@ def _eyecite() -> Any:
     return eyecite
 
 
+@lru_cache(maxsize=1)
+def _citator() -> Any:
+    """citeurl (MIT, its templates ship inside the package): federal statutes written out
+    ("section 501 of Title 17 of the United States Code", "I.R.C. sec. 465", "42 USC 1983")."""
+    from citeurl import Citator
+
+    # Only the templates used here (_CITEURL_CODES): running all 144 cost more than eyecite.
+    everything = Citator(defaults=["general federal law", "specific federal laws"])
+    return Citator(defaults=None, templates={name: everything.templates[name] for name in _CITEURL_CODES})
+
+
 def warm_up() -> None:
     _eyecite()
+    _citator()
 
 
 _SECTION = re.compile(r"§§?\s*(?P<section>\d[\dA-Za-z.\-]*)")
 # What may name a code right before "§": "42 U.S.C.", "Cal. Civ. Code", "Mass. Gen. Laws ch. 149,".
-_CODE_BEFORE = re.compile(r"((?:\d+\s+)?(?:(?:[A-Z][A-Za-z.]*|ch\.\s\d+[A-Z]?,)\s+){1,7})$")
-_ILCS = re.compile(r"\b(?P<chapter>\d+)\s+ILCS\s+(?P<section>\d+/[\dA-Za-z.\-]*[\dA-Za-z])")
-# State codes cited without "§": "KRS 117.235", "RCW 4.16.080", "ORS 12.110", "NRS 11.190".
-_STATE_CODE = re.compile(
-    r"\b(?P<code>KRS|RCW|ORS|NRS|MCL|HRS|RSA|A\.R\.S\.|N\.J\.S\.A\.|O\.C\.G\.A\.)\s+(?:§\s*)?"
-    r"(?P<section>\d+[A-Z]?(?:[.:-]\d+[A-Za-z]?)+)"
+_CODE_BEFORE = re.compile(r"((?:\d+\s+)?(?:(?:[A-Z][A-Za-z.&]*|&|ch\.\s\d+[A-Z]?,)\s+){1,7})$")
+# "Id. § 7303-4.6": a section of the code cited just before.
+_ID_BEFORE = re.compile(r"\b[Ii]d\.,?\s*$")
+# A code named by an abbreviation in capitals, without periods: "CPLR § 3211".
+_CAPITALS_CODE = re.compile(r"^[A-Z]{3,}\s+$")
+# A "reporter citation" that is a street address: "1935 NW 87 Avenue".
+_STREET_AFTER = re.compile(
+    r"\s*(?:Avenue|Ave\.?|Street|St\.|Road|Rd\.|Boulevard|Blvd\.?|Drive|Lane|Way|Parkway|Place|Suite|Court|Ct\.)\b"
 )
-_NAMED_LAW = re.compile(r"(?:[A-Z][a-z]+\s+){1,3}(?:Law|Laws|Code|Act)\s+$")
-# Circuit rules: "5th Circuit Rule 47.5", "3d Cir. L.A.R. 113", "3rd Circuit LAR Misc. 107.2",
-# "Federal Circuit Rule 47.3"; written in the reporters' short form ("5th Cir. R. 47.5").
-_CIRCUIT_RULE = re.compile(
-    r"\b(?P<circuit>\d+(?:st|nd|rd|th|d)|Federal|Fed\.)\s+Cir(?:cuit|\.)\s+"
-    r"(?P<kind>Rule|R\.|L\.\s?A\.\s?R\.|LAR)\s+(?P<misc>Misc\.\s+)?(?P<rule>\d+(?:\.\d+)?)"
-)
-# A state court rule cited by number alone: "Rule 24.035", "Rule 29.12(c)".
-_BARE_RULE = re.compile(r"\bRule\s+(?P<rule>\d+\.\d+)")
-# The federal rules written out: "Federal Rule of Appellate Procedure 28(j)".
-_FEDERAL_RULE_WORDS = re.compile(
-    r"\bFederal\s+Rules?\s+of\s+(?P<kind>Civil|Criminal|Appellate|Evidence|Bankruptcy)\s+(?:Procedure\s+)?"
-    r"(?P<rule>\d+(?:\.\d+)?)"
-)
-_FEDERAL_KINDS = {
-    "Civil": "Civ",
-    "Criminal": "Crim",
-    "Appellate": "App",
-    "Evidence": "Evid",
-    "Bankruptcy": "Bankr",
+# The federal codes taken from citeurl, and how their citations are written here.
+_CITEURL_CODES = {
+    "U.S. Code": "{title} U.S.C. § {section}",
+    "Code of Federal Regulations": "{title} C.F.R. § {section}",
+    "Internal Revenue Code": "I.R.C. § {section}",
 }
-_COURT_RULE = re.compile(
-    r"\bFed\.\s?R\.\s?(?P<kind>Civ|Crim|App|Evid|Bankr)\.\s?P\.\s?(?P<rule>\d+(?:\.\d+)?)"
-)
+_NAMED_LAW = re.compile(r"(?:[A-Z][a-z]+\s+){1,3}(?:Law|Laws|Code|Act)\s+$")
 
 
 def _section_after(text: str, position: int) -> tuple[str, str, int] | None:
@@ -67,13 +67,23 @@ def _section_after(text: str, position: int) -> tuple[str, str, int] | None:
         return None
     section = match.group("section").rstrip(".-")
     end = match.start("section") + len(section)
-    section = _RANGE.sub(r"\1", section)  # "§§ 4.1-4.10" is cited by its first section
+    section = _first_of_range(section, text.startswith("§§", position))
     # Each section of a list is its own citation (`§§ 1155, 5107(b)` cites § 1155 and § 5107).
     return "§", section, end
 
 
-# A range of sections "4.1-4.10" (but "2000e-2" is one section: its parts differ in shape).
+# A range of sections "4.1-4.10" (but "2000e-2" is one section: its parts differ in shape), and
+# after "§§" a range of whole numbers ("§§ 2510-2521", "§§ 2201-02").
 _RANGE = re.compile(r"^(\d+\.\d+)-\d+\.\d+$")
+_NUMBER_RANGE = re.compile(r"^(\d+)-\d+$")
+
+
+def _first_of_range(section: str, several: bool) -> str:
+    """A range is cited by its first section."""
+    section = _RANGE.sub(r"\1", section)
+    return _NUMBER_RANGE.sub(r"\1", section) if several else section
+
+
 # The further sections of a list after the first: ", 5107(b)", ", 4.1-4.10", "; and 4.16" is not.
 _MORE_SECTIONS = re.compile(r"(?:\([\w.]+\))*,[ ]+(?:and[ ]+)?(?P<section>\d[\dA-Za-z.\-]*[\dA-Za-z])")
 
@@ -82,7 +92,7 @@ def _list_sections(text: str, end: int) -> list[tuple[str, int, int]]:
     """(section, start, end) of the sections listed after a `§§` citation's first one."""
     out = []
     while (match := _MORE_SECTIONS.match(text, end)) is not None:
-        section = _RANGE.sub(r"\1", match.group("section"))
+        section = _first_of_range(match.group("section"), True)
         out.append((section, match.start("section"), match.end("section")))
         end = match.end()
     return out
@@ -102,26 +112,48 @@ def find_citations(pages: list[Page]) -> tuple[list[dict[str, Any]], SpansByPage
     return found.as_list(), cited_parties
 
 
+def _squeezed(text: str) -> tuple[str, list[int]]:
+    """The text with every run of whitespace made one space (eyecite finds nothing in "789 P.2d
+    \n631", a citation broken across lines after a space), and for each of its characters (and
+    its end) the offset in `text`."""
+    parts: list[str] = []
+    where: list[int] = []
+    for match in re.finditer(r"\s+|\S+", text):
+        if match.group(0)[0].isspace():
+            parts.append(" ")
+            where.append(match.start())
+        else:
+            parts.append(match.group(0))
+            where.extend(range(match.start(), match.end()))
+    where.append(len(text))
+    return "".join(parts), where
+
+
 def _page_citations(page: Page, found: EntitySet) -> Spans:
-    eyecite = _eyecite()
     text = page.text
+    squeezed, where = _squeezed(text)
+
+    def span(citation: Any) -> tuple[int, int]:
+        start, end = citation.span()
+        return where[start], where[end - 1] + 1
+
     taken: Spans = []
     excluded: Spans = []
     last_case: Entity | None = None
-    # Line breaks become spaces (same length, same offsets): a citation broken across lines
-    # ("241 AD3d\n1126") is found whole.
-    for citation in eyecite.get_citations(text.replace("\n", " ")):
+    for citation in _eyecite().get_citations(squeezed):
         kind = type(citation).__name__
-        start, end = citation.span()
+        start, end = span(citation)
         if kind == "FullCaseCitation":
-            last_case = _add_case(found, citation, page.number)
-            excluded.append((_case_name_start(text, citation), end))
+            if _STREET_AFTER.match(squeezed, citation.span()[1]):
+                continue  # an address, not a reporter
+            last_case = _add_case(found, citation, page.number, (start, end))
+            excluded.append((where[_case_name_start(squeezed, citation)], end))
         elif kind == "ShortCaseCitation":
-            last_case = _add_short_case(found, citation, page.number) or last_case
+            last_case = _add_short_case(found, citation, page.number, (start, end)) or last_case
         elif kind == "IdCitation" and last_case is not None:
             last_case.occurrences.append((page.number, start, end))
         elif kind == "FullLawCitation" and "§" in citation.matched_text():
-            at = start + citation.matched_text().index("§")
+            at = where[citation.span()[0] + citation.matched_text().index("§")]
             parsed = _section_after(text, at)
             if parsed is not None:
                 _add_law(found, text[start:at], parsed, page.number, start, citation)
@@ -129,8 +161,35 @@ def _page_citations(page: Page, found: EntitySet) -> Spans:
                 if text.startswith("§§", at):
                     taken.append(_add_listed(found, text[start:at], text, parsed[2], page.number))
     _add_missed_sections(found, page, taken)
-    _add_rule_citations(found, page)
+    _add_citeurl_statutes(found, page, squeezed, where, taken)
+    add_rule_citations(found, page)
     return excluded
+
+
+def _add_citeurl_statutes(
+    found: EntitySet, page: Page, squeezed: str, where: list[int], taken: Spans
+) -> None:
+    """Federal statutes citeurl reads and the rules above did not: written with "Section", "sec."
+    or in words, or "USC" without periods. Only full citations: citeurl's short forms ("Section
+    1983" alone) guess their title from the citation before, which is often another code."""
+    for cite in _citator().list_cites(squeezed):
+        form = _CITEURL_CODES.get(cite.template.name)
+        tokens = cite.tokens
+        if form is None or cite.parent is not None or not tokens.get("section"):
+            continue
+        start, end = where[cite.span[0]], where[cite.span[1] - 1] + 1
+        if any(start < e and s < end for s, e in taken):
+            continue
+        section = _first_of_range(str(tokens["section"]), "-" in str(tokens["section"]) and "§§" in cite.text)
+        value = form.format(title=tokens.get("title") or "", section=section)
+        entity = found.add(value, page.text[start:end], page.number, start, end, value)
+        entity.extra = entity.extra or {
+            "type": "statute",
+            "code": value.split(" § ")[0],
+            "section": section,
+            **({"title": tokens["title"]} if tokens.get("title") else {}),
+        }
+        taken.append((start, end))
 
 
 def _case_name_start(text: str, citation: Any) -> int:
@@ -153,10 +212,10 @@ def _case_name_start(text: str, citation: Any) -> int:
     return window_start + max(boundary + 1, 0)
 
 
-def _add_case(found: EntitySet, citation: Any, page: int) -> Entity:
+def _add_case(found: EntitySet, citation: Any, page: int, span: tuple[int, int]) -> Entity:
     groups = citation.groups
     value = f"{groups.get('volume', '')} {citation.corrected_reporter()} {groups.get('page', '')}".strip()
-    start, end = citation.span()
+    start, end = span
     entity = found.add(value, citation.matched_text(), page, start, end, value)
     if not entity.extra:
         metadata = citation.metadata
@@ -184,12 +243,12 @@ def _year_is_local(citation: Any) -> bool:
     return re.match(rf"[^;.]*?\([^)]*{re.escape(str(year))}\)", after) is not None
 
 
-def _add_short_case(found: EntitySet, citation: Any, page: int) -> Entity | None:
+def _add_short_case(found: EntitySet, citation: Any, page: int, span: tuple[int, int]) -> Entity | None:
     groups = citation.groups
     prefix = f"{groups.get('volume', '')} {citation.corrected_reporter()} "
     for entity in found.items.values():
         if entity.extra.get("type") == "case" and entity.key.startswith(prefix):
-            entity.occurrences.append((page, *citation.span()))
+            entity.occurrences.append((page, *span))
             return entity
     return None
 
@@ -226,9 +285,15 @@ def _add_missed_sections(found: EntitySet, page: Page, taken: Spans) -> None:
         at = match.start()
         if text[at - 1 : at] == "§" or any(s <= at < e for s, e in taken):
             continue
-        code = _CODE_BEFORE.search(text[max(0, at - 80) : at])
+        before = text[max(0, at - 80) : at]
         parsed = _section_after(text, at)
-        if code is None or parsed is None:
+        if parsed is None:
+            continue
+        if _ID_BEFORE.search(before):
+            _add_id_section(found, page.number, at, parsed)
+            continue
+        code = _CODE_BEFORE.search(before)
+        if code is None:
             continue
         code_text = code.group(1)
         # A code name has an abbreviation or a title number; a capitalised sentence start does not.
@@ -236,7 +301,7 @@ def _add_missed_sections(found: EntitySet, page: Page, taken: Spans) -> None:
         named = _NAMED_LAW.search(code_text)
         if named:
             code_text = named.group(0)
-        elif "." not in code_text and not code_text[0].isdigit():
+        elif "." not in code_text and not code_text[0].isdigit() and not _CAPITALS_CODE.match(code_text):
             continue
         start = at - len(code_text)
         found_entity_text = text[start : parsed[2]]
@@ -247,48 +312,13 @@ def _add_missed_sections(found: EntitySet, page: Page, taken: Spans) -> None:
             taken.append(_add_listed(found, code_text, text, parsed[2], page.number))
 
 
-def _add_rule_citations(found: EntitySet, page: Page) -> None:
-    for match in _STATE_CODE.finditer(page.text):
-        if "§" in match.group(0):
-            continue  # found with the other sections
-        value = f"{match.group('code')} {match.group('section')}"
-        entity = found.add(value, match.group(0), page.number, *match.span(), value)
-        entity.extra = entity.extra or {
-            "type": "statute",
-            "code": match.group("code"),
-            "section": match.group("section"),
-        }
-    for match in _ILCS.finditer(page.text):
-        section = re.sub(r"\(.*$", "", match.group("section"))
-        value = f"{match.group('chapter')} ILCS {section}"
-        entity = found.add(value, match.group(0), page.number, *match.span(), value)
-        entity.extra = entity.extra or {"type": "statute", "code": "ILCS", "section": section}
-    for match in _COURT_RULE.finditer(page.text):
-        value = f"Fed. R. {match.group('kind')}. P. {match.group('rule')}"
-        entity = found.add(value, match.group(0), page.number, *match.span(), value)
-        entity.extra = entity.extra or {"type": "court_rule", "rule": match.group("rule")}
-    for match in _FEDERAL_RULE_WORDS.finditer(page.text):
-        kind = _FEDERAL_KINDS[match.group("kind")]
-        value = (
-            f"Fed. R. {kind}. P. {match.group('rule')}"
-            if kind != "Evid"
-            else f"Fed. R. Evid. {match.group('rule')}"
-        )
-        entity = found.add(value, match.group(0), page.number, *match.span(), value)
-        entity.extra = entity.extra or {"type": "court_rule", "rule": match.group("rule")}
-    taken: Spans = []
-    for match in _CIRCUIT_RULE.finditer(page.text):
-        circuit = {"Federal": "Fed.", "Fed.": "Fed."}.get(match.group("circuit"))
-        circuit = circuit or re.sub(r"(?<=\d)(?:nd|rd)$", "d", match.group("circuit"))
-        kind = "R." if match.group("kind") in {"Rule", "R."} else "L.A.R."
-        misc = "Misc. " if match.group("misc") else ""
-        value = f"{circuit} Cir. {kind} {misc}{match.group('rule')}"
-        entity = found.add(value, match.group(0), page.number, *match.span(), value)
-        entity.extra = entity.extra or {"type": "court_rule", "rule": match.group("rule")}
-        taken.append(match.span())
-    for match in _BARE_RULE.finditer(page.text):
-        if any(s <= match.start() < e for s, e in taken):
-            continue
-        value = f"Rule {match.group('rule')}"
-        entity = found.add(value, match.group(0), page.number, *match.span(), value)
-        entity.extra = entity.extra or {"type": "court_rule", "rule": match.group("rule")}
+def _add_id_section(found: EntitySet, page: int, at: int, parsed: tuple[str, str, int]) -> None:
+    """ "Id. § 7303-4.6": the same code as the statute cited last before it on the page."""
+    before = [
+        (max(o[2] for o in e.occurrences if o[0] == page and o[2] <= at), e)
+        for e in found.items.values()
+        if e.extra.get("type") == "statute" and any(o[0] == page and o[2] <= at for o in e.occurrences)
+    ]
+    if before:
+        code = max(before, key=lambda item: item[0])[1].extra["code"]
+        _add_law(found, code, parsed, page, at)

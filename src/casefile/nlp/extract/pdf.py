@@ -15,6 +15,10 @@ from ..types import NoExtractableText, Page, ProcessingFailed
 from .pages import MAX_PAGES, Extraction, cap_pages, normalise
 
 OCR_TIMEOUT_SECONDS = 120
+# A page whose text layer holds fewer words than this but which carries an image is a scan with
+# a stamp on it ("Case 4:08-cv-02214 Document 26 Filed 01/29/2009 Page 1 of 2", the court's
+# filing header): its text is read by OCR too, and kept when OCR reads more.
+STAMP_MAX_WORDS = 25
 
 
 def tesseract_available() -> bool:
@@ -65,15 +69,49 @@ def pdf_extraction(path: Path) -> Extraction:
         if damaged:
             raise ProcessingFailed("the PDF is damaged: no page could be read")
         return ocr_scanned_pdf(path)
+    stamped = [
+        page.number
+        for page in pages
+        if page.text.strip() and len(page.text.split()) < STAMP_MAX_WORDS and _has_image(reader, page.number)
+    ]
     ocr_done: list[int] = []
-    if empty and tesseract_available() and shutil.which("pdftoppm") is not None:
-        for number in empty:
-            text = _ocr_pdf_page(path, number)
-            if text.strip():
-                pages[number - 1] = Page(number, normalise(text))
+    if (empty or stamped) and ocr_available():
+        for number in sorted([*empty, *stamped]):
+            text = normalise(_ocr_pdf_page(path, number))
+            if len(text.split()) > len(pages[number - 1].text.split()):
+                pages[number - 1] = Page(number, text)
                 ocr_done.append(number)
     skipped = tuple(n for n in empty if n not in ocr_done)
     return Extraction(pages, "pdf-text", truncated, ocr_pages=tuple(ocr_done), skipped_pages=skipped)
+
+
+def ocr_available() -> bool:
+    """OCR of PDFs needs tesseract and a rasteriser (pdftoppm, from poppler-utils)."""
+    return tesseract_available() and shutil.which("pdftoppm") is not None
+
+
+def _has_image(reader: pypdf.PdfReader, number: int) -> bool:
+    """Whether the page draws an image (a scanned page is one): an image XObject in its resources,
+    directly or inside a form XObject."""
+    try:
+        resources = reader.pages[number - 1].get("/Resources")
+        return _images_in(resources.get_object() if resources is not None else None, depth=0)
+    except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError):
+        return False
+
+
+def _images_in(resources: object, depth: int) -> bool:
+    if not isinstance(resources, dict) or depth > 3:
+        return False
+    objects = resources.get("/XObject")
+    objects = objects.get_object() if objects is not None else {}
+    for ref in objects.values() if isinstance(objects, dict) else []:
+        item = ref.get_object()
+        if item.get("/Subtype") == "/Image":
+            return True
+        if item.get("/Subtype") == "/Form" and _images_in(item.get("/Resources"), depth + 1):
+            return True
+    return False
 
 
 def _ocr_pdf_page(path: Path, number: int) -> str:
@@ -86,7 +124,7 @@ def _ocr_pdf_page(path: Path, number: int) -> str:
 
 def ocr_scanned_pdf(path: Path) -> Extraction:
     """A PDF without a text layer: OCR its pages when tesseract and a rasteriser are available."""
-    if not tesseract_available() or shutil.which("pdftoppm") is None:
+    if not ocr_available():
         raise NoExtractableText("the PDF has no text layer and OCR is not available")
     with tempfile.TemporaryDirectory(prefix="casefile-ocr-") as tmp:
         _run([str(shutil.which("pdftoppm")), "-r", "300", "-png", str(path), f"{tmp}/page"])
