@@ -150,12 +150,12 @@ def test_the_previous_release_runs_on_this_schema(
                 login = client.post(
                     "/auth/login", json={"email": "old@casefile.test", "password": "Old-Release-Passw0rd"}
                 )
-                assert login.status_code == 200, login.text
+                assert login.status_code == 200, login.text + log.read_text()[-3000:]
                 client.headers["Authorization"] = f"Bearer {login.json()['data']['token']}"
                 case = client.post(
                     "/cases", json={"title": "Upgrade v. Downtime", "client_name": "Acme Corp"}
                 )
-                assert case.status_code == 201, case.text
+                assert case.status_code == 201, case.text + log.read_text()[-3000:]
                 case_id = case.json()["data"]["id"]
                 assert client.patch(f"/cases/{case_id}", json={"status": "active"}).status_code == 200
                 listed = client.get("/cases", params={"search": "upgrade"})
