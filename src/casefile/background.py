@@ -39,10 +39,28 @@ async def run_background_workers(runtime: Runtime, stop: asyncio.Event) -> None:
 
 
 def audit_sequencer(runtime: Runtime) -> Sequencer:
-    return Sequencer(runtime.db, runtime.settings, announce_tree_head)
+    return Sequencer(runtime.db, runtime.settings, TreeHeadEvents(runtime.settings.audit_head_event_seconds))
 
 
-async def announce_tree_head(session: AsyncSession, head: dict[str, Any]) -> None:
-    """Each signed tree head is an `audit.tree_head` event, in the batch's own transaction: the
-    audit trail sits below the events."""
-    await emit(session, "audit.tree_head", payloads.audit_tree_head(head))
+class TreeHeadEvents:
+    """The `audit.tree_head` events of one sequencer: its first head, then at most one head every
+    `every_seconds` (0: every head). Under steady load the sequencer signs a head a batch, up to
+    four a second, and an event each would fill the events table and every `*` subscriber's
+    queue; one a minute is as good for keeping heads outside (a rewrite of anything a kept head
+    covers is detected), and every head stays in the database, served by `/audit/tree-heads`.
+    The event is emitted in the batch's own transaction: the audit trail sits below the events."""
+
+    def __init__(self, every_seconds: float) -> None:
+        self.every_ms = round(every_seconds * 1000)
+        self.last_ms: int | None = None
+
+    def announces(self, timestamp_ms: int) -> bool:
+        """Whether the head signed at `timestamp_ms` is announced (and so the next one waits)."""
+        if self.last_ms is not None and timestamp_ms - self.last_ms < self.every_ms:
+            return False
+        self.last_ms = timestamp_ms
+        return True
+
+    async def __call__(self, session: AsyncSession, head: dict[str, Any]) -> None:
+        if self.announces(head["timestamp"]):
+            await emit(session, "audit.tree_head", payloads.audit_tree_head(head))

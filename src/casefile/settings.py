@@ -67,6 +67,12 @@ class Settings(BaseSettings):
         le=60,
         description="How often the sequencer places new audit entries in the log and signs a tree head",
     )
+    audit_head_event_seconds: float = Field(
+        default=60,
+        ge=0,
+        le=86400,
+        description="At most one `audit.tree_head` event this often (0: one per signed head)",
+    )
     webhook_allow_private_urls: bool = False
     webhook_timeout_seconds: float = Field(default=30, gt=0, le=300)
     worker_enabled: bool = Field(default=True, description="Run the delivery worker inside `casefile serve`")

@@ -14,6 +14,7 @@ from casefile.audit.hashing import GENESIS_HASH
 from casefile.audit.sequencer import Sequencer
 from casefile.audit.service import append_pending, record, record_apart
 from casefile.audit.signing import signature_valid
+from casefile.background import TreeHeadEvents
 from casefile.db import Database
 from casefile.request_context import RequestContext, request_context
 from casefile.settings import Settings
@@ -182,3 +183,11 @@ def test_nothing_waits_without_a_sequencer_and_the_first_start_signs_the_empty_l
     fill(trail_settings, 2)  # written with no sequencer running: nothing blocks
     waiting = check(trail_settings)
     assert waiting.broken is None and waiting.waiting == 2 and waiting.checked == 0
+
+
+def test_tree_head_events_are_the_first_head_then_one_per_interval() -> None:
+    events = TreeHeadEvents(every_seconds=60)
+    heads = (1_000, 1_250, 30_000, 60_999, 61_000, 61_250, 121_000)
+    assert [t for t in heads if events.announces(t)] == [1_000, 61_000, 121_000]
+    every_head = TreeHeadEvents(every_seconds=0)
+    assert [t for t in (1_000, 1_000, 1_001) if every_head.announces(t)] == [1_000, 1_000, 1_001]

@@ -197,6 +197,8 @@ def make_settings(data_dir: Path, database_url: str | None, **overrides: Any) ->
         "rate_limit_login": "100000/minute",
         # Documents are processed only where a test is about processing (tests/ai/).
         "ai_enabled": False,
+        # Every signed head is an event, so a test sees the head that covers what it just did.
+        "audit_head_event_seconds": 0,
         **overrides,
     }
     return Settings(_env_file=None, data_dir=data_dir, database_url=database_url, **values)
