@@ -61,8 +61,10 @@ def _schema_differences(settings: Settings) -> list[object]:
             await engine.dispose()
 
     # Search structures live outside the models on purpose (FTS5 tables, the generated tsvector,
-    # the lexicon of case words).
+    # the lexicon of case words); the old audit chain's head row stays for a previous release's
+    # processes during a rolling upgrade (migration 0017 expands; a later release contracts).
     ignored = (
+        "audit_chain_head",
         "cases_fts",
         "case_words",
         "passages_fts",

@@ -176,3 +176,30 @@ def test_the_previous_release_runs_on_this_schema(
         finally:
             process.terminate()
             process.wait(timeout=30)
+        # This release's worker then places what the previous release chained (its old seq and
+        # prev_hash kept as chained_*) into the verifiable log, and the whole log verifies.
+        worker_log = tmp_path / "worker.log"
+        with worker_log.open("wb") as output:
+            worker = subprocess.Popen([CASEFILE, "worker"], env=env, stdout=output, stderr=subprocess.STDOUT)
+        try:
+
+            def verified() -> bool:
+                assert worker.poll() is None, worker_log.read_text()
+                checked = subprocess.run(
+                    [CASEFILE, "audit", "verify"],
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    timeout=120,
+                    check=False,
+                )
+                assert checked.returncode == 0, checked.stderr + worker_log.read_text()[-3000:]
+                intact = re.search(r"intact: (\d+) entries, .* (\d+) entries wait", checked.stdout)
+                assert intact, checked.stdout
+                # the previous release's writes (login, case, move, upload, contact, ...) all placed
+                return int(intact[1]) >= 6 and intact[2] == "0"
+
+            wait_until(verified, timeout=120, interval=1)
+        finally:
+            worker.terminate()
+            worker.wait(timeout=30)

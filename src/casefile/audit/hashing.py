@@ -11,7 +11,9 @@ Two rules, by where an entry stands in the log:
   since only the sequencer gives them later. The Merkle tree commits to the position.
 - the chained rule (`CHAINED_FIELDS`, the content and `seq` and `prev_hash`): the entries of the
   hash chain that came before the log (positions 1 to the log's `legacy_size`), hashed under the
-  chain head's lock as they were appended (migration 0017 kept them as they were).
+  chain head's lock as they were appended (migration 0017 kept them as they were); and the entries
+  a process of the previous release wrote during a rolling upgrade, with the `seq` and
+  `prev_hash` it chained them with, kept as `chained_seq` and `chained_prev_hash`.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from casefile.clock import format_timestamp
-from casefile.models import AuditEntry
+from casefile.models import PREVIOUS_RELEASE_SEQ_BASE, AuditEntry
 
 GENESIS_HASH = "0" * 64
 CONTENT_FIELDS = (
@@ -43,7 +45,7 @@ CONTENT_FIELDS = (
 )
 CHAINED_FIELDS = (*CONTENT_FIELDS, "seq", "prev_hash")
 # Every field an entry shows, in the order of an export's columns.
-ENTRY_FIELDS = ("id", "seq", *CONTENT_FIELDS[1:], "prev_hash", "hash")
+ENTRY_FIELDS = ("id", "seq", *CONTENT_FIELDS[1:], "prev_hash", "hash", "chained_seq", "chained_prev_hash")
 
 
 def canonical_json(fields: Mapping[str, Any], names: tuple[str, ...] = CONTENT_FIELDS) -> bytes:
@@ -64,6 +66,11 @@ def chained_hash(fields: Mapping[str, Any]) -> str:
 
 
 def expected_hash(fields: Mapping[str, Any], *, legacy: bool) -> str:
+    """The hash `fields` (`entry_fields`) should have: `legacy` for the chain before the log."""
+    if fields["chained_seq"] is not None:  # written by a previous release's process
+        return chained_hash(
+            {**fields, "seq": fields["chained_seq"], "prev_hash": fields["chained_prev_hash"]}
+        )
     return chained_hash(fields) if legacy else content_hash(fields)
 
 
@@ -71,5 +78,7 @@ def entry_fields(entry: AuditEntry) -> dict[str, Any]:
     """The entry as the API, the export and the hash see it."""
     fields: dict[str, Any] = {name: getattr(entry, name) for name in ENTRY_FIELDS}
     fields["at"] = format_timestamp(entry.at)
-    fields["sequenced"] = entry.seq is not None
+    if entry.seq is not None and entry.seq >= PREVIOUS_RELEASE_SEQ_BASE:  # the old chain's, not placed yet
+        fields["seq"] = fields["prev_hash"] = None
+    fields["sequenced"] = fields["seq"] is not None
     return fields

@@ -7,29 +7,43 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, insert, or_, select, tuple_, update
+from sqlalchemy import Table, bindparam, case, insert, or_, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.audit.merkle import EMPTY_ROOT, NodeKey
 from casefile.db import dialect_insert
-from casefile.models import AuditEntry, AuditLogState, AuditSigningKey, AuditTreeHead, AuditTreeNode
+from casefile.models import (
+    PREVIOUS_RELEASE_SEQ_BASE,
+    AuditEntry,
+    AuditLogState,
+    AuditSigningKey,
+    AuditTreeHead,
+    AuditTreeNode,
+)
 
 STATE_ID = 1
 _NODES = cast(Table, AuditTreeNode.__table__)
 _ENTRIES = cast(Table, AuditEntry.__table__)
 _INSERT_NODES = insert(_NODES)
 _INSERT_HEAD = insert(cast(Table, AuditTreeHead.__table__))
-# Statements built once (the sequencer runs them every few hundred milliseconds).
+# Statements built once (the sequencer runs them every few hundred milliseconds). Waiting for a
+# position: no `seq` yet, or the old chain's (a previous release's process wrote the entry during
+# a rolling upgrade: `models.audit.PREVIOUS_RELEASE_SEQ_BASE`).
+_WAITING = or_(_ENTRIES.c.seq.is_(None), _ENTRIES.c.seq >= PREVIOUS_RELEASE_SEQ_BASE)
 _UNPLACED = (
-    select(AuditEntry.id, AuditEntry.hash)
-    .where(AuditEntry.seq.is_(None))
-    .order_by(AuditEntry.id)
-    .limit(bindparam("limit"))
+    select(_ENTRIES.c.id, _ENTRIES.c.hash).where(_WAITING).order_by(_ENTRIES.c.id).limit(bindparam("limit"))
 )
+_CHAINED = _ENTRIES.c.seq >= PREVIOUS_RELEASE_SEQ_BASE
+# The right-hand sides read the row as it was: an old chain's position and link are kept.
 _PLACE = (
     update(_ENTRIES)
-    .where(_ENTRIES.c.id == bindparam("entry_id"), _ENTRIES.c.seq.is_(None))
-    .values(seq=bindparam("new_seq"), prev_hash=bindparam("new_prev_hash"))
+    .where(_ENTRIES.c.id == bindparam("entry_id"), _WAITING)
+    .values(
+        seq=bindparam("new_seq"),
+        prev_hash=bindparam("new_prev_hash"),
+        chained_seq=case((_CHAINED, _ENTRIES.c.seq), else_=None),
+        chained_prev_hash=case((_CHAINED, _ENTRIES.c.prev_hash), else_=None),
+    )
 )
 
 

@@ -28,6 +28,11 @@ class AuditEntryOut(BaseModel):
     details: dict[str, Any]
     prev_hash: str | None
     hash: str
+    chained_seq: int | None = Field(
+        description="Only on an entry a previous release's process wrote during a rolling upgrade: "
+        "the position it chained the entry at (its `hash` covers this and `chained_prev_hash`)"
+    )
+    chained_prev_hash: str | None
 
 
 class TreeHeadOut(BaseModel):

@@ -6,7 +6,14 @@ schema once this package is imported (Alembic, tests)."""
 from casefile.db import Base
 from casefile.models.ai import JOB_KINDS, JOB_STATUSES, AiJob
 from casefile.models.api_keys import ApiKey
-from casefile.models.audit import AuditEntry, AuditLogState, AuditSigningKey, AuditTreeHead, AuditTreeNode
+from casefile.models.audit import (
+    PREVIOUS_RELEASE_SEQ_BASE,
+    AuditEntry,
+    AuditLogState,
+    AuditSigningKey,
+    AuditTreeHead,
+    AuditTreeNode,
+)
 from casefile.models.auth import AuthSession, RefreshToken, RevokedSession
 from casefile.models.calendar_feed import CalendarToken
 from casefile.models.cases import Case, CaseAssignee, CaseGrant, CaseNumberCounter, CaseWall
@@ -30,6 +37,7 @@ __all__ = [
     "DELIVERY_STATUSES",
     "JOB_KINDS",
     "JOB_STATUSES",
+    "PREVIOUS_RELEASE_SEQ_BASE",
     "ROLES",
     "AiJob",
     "ApiKey",

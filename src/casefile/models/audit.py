@@ -12,11 +12,22 @@ from sqlalchemy.orm import Mapped, mapped_column
 from casefile.clock import new_id
 from casefile.db import Base, UTCDateTime
 
+# Positions from here up are those a process of the previous release (0.1, the hash chain) gives the
+# entries it writes while it still runs beside this one during a rolling upgrade (migration 0017
+# moved the old chain's head here). The sequencer places those entries like any other, keeping
+# what the old process chained them with in `chained_seq` and `chained_prev_hash`.
+PREVIOUS_RELEASE_SEQ_BASE = 2**62
+
 
 class AuditEntry(Base):
     """One entry. A request inserts it with its content and `hash` (the SHA-256 of its content,
     `audit.hashing`) and never touches it again; the sequencer later gives it its position in the
-    log (`seq`, from 1 without gaps) and the hash of the entry before it there (`prev_hash`)."""
+    log (`seq`, from 1 without gaps) and the hash of the entry before it there (`prev_hash`).
+
+    An entry a process of the previous release wrote (during a rolling upgrade) arrives with the
+    old chain's `seq` (from `PREVIOUS_RELEASE_SEQ_BASE`) and `prev_hash`, and a `hash` over them
+    (the chained rule): the sequencer keeps them in `chained_seq` and `chained_prev_hash` when it
+    places the entry."""
 
     __tablename__ = "audit_entries"
 
@@ -37,6 +48,8 @@ class AuditEntry(Base):
     details: Mapped[dict[str, Any]] = mapped_column(JSON)
     prev_hash: Mapped[str | None] = mapped_column(String(64))
     hash: Mapped[str] = mapped_column(String(64))
+    chained_seq: Mapped[int | None] = mapped_column(BigInteger)
+    chained_prev_hash: Mapped[str | None] = mapped_column(String(64))
 
     # Lists are read newest first by id (ULIDs: creation order), each filter with the id. The
     # position and the link are unique once given; an entry not yet placed is in no index but
@@ -52,12 +65,14 @@ class AuditEntry(Base):
             postgresql_where=text("seq IS NOT NULL"),
             sqlite_where=text("seq IS NOT NULL"),
         ),
+        # Links are unique in the log; a previous release's process chains its own entries, whose
+        # links may repeat the log's until the sequencer places them.
         Index(
             "uq_audit_entries_prev_hash",
             "prev_hash",
             unique=True,
-            postgresql_where=text("prev_hash IS NOT NULL"),
-            sqlite_where=text("prev_hash IS NOT NULL"),
+            postgresql_where=text(f"prev_hash IS NOT NULL AND seq < {PREVIOUS_RELEASE_SEQ_BASE}"),
+            sqlite_where=text(f"prev_hash IS NOT NULL AND seq < {PREVIOUS_RELEASE_SEQ_BASE}"),
         ),
         Index(
             "ix_audit_entries_unplaced",

@@ -13,8 +13,14 @@ What this revision does, in one transaction:
 1. checks the existing hash chain with its own rule (each entry's hash, its link to the one
    before, numbers without gaps, and the head row). A broken chain stops the migration with the
    first broken entry named: the log would otherwise vouch for a history that does not verify.
-2. drops the head row's table and its trigger; `seq` and `prev_hash` may be empty until the
-   sequencer places an entry; lists are indexed by id instead of `seq`.
+2. expands, without contracting (docs/upgrading.md): `seq` and `prev_hash` may be empty until the
+   sequencer places an entry; lists are indexed by id instead of `seq`. The head row and its
+   trigger stay, for the processes of the previous release (0.1) that still run during a rolling
+   upgrade: the head moves to `PREVIOUS_RELEASE_SEQ_BASE` (2**62), so what such a process chains
+   (positions from there up, a link from a marker) never meets the log's own positions or links,
+   and the sequencer places those entries like any other, keeping their old position and link in
+   `chained_seq` and `chained_prev_hash`, which their hash covers. The release after next drops
+   the head row, once no 0.1 process can be left.
 3. makes the tables of the log, and puts the chained entries in it as its first leaves, in their
    order (their hashes, which cover their position and link, are the leaves' data). The first
    signed head is made by the sequencer at its first start (the migration has no key).
@@ -36,6 +42,12 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 BATCH = 1000
+# As `casefile.models.audit.PREVIOUS_RELEASE_SEQ_BASE` (a migration keeps its own copy of what it
+# writes: the model may change later).
+PREVIOUS_RELEASE_SEQ_BASE = 2**62
+# The link a previous release's process gives the first entry it chains after this migration: the
+# hash of no entry, so it repeats no link of the log.
+PREVIOUS_RELEASE_FIRST_LINK = "f" * 64
 _ENTRIES = sa.table(
     "audit_entries",
     *(sa.column(name, sa.String()) for name in ("id", "actor_type", "actor_id", "user_id", "action")),
@@ -99,12 +111,8 @@ def upgrade() -> None:
     bind = op.get_bind()
     size, hashes = _chained_entries(bind)
 
-    if bind.dialect.name == "postgresql":
-        op.execute("DROP TRIGGER IF EXISTS audit_head_follow ON audit_entries")
-        op.execute("DROP FUNCTION IF EXISTS audit_head_follow()")
-    else:
+    if bind.dialect.name == "sqlite":  # the table is copied below, which would drop its trigger
         op.execute("DROP TRIGGER IF EXISTS audit_head_follow")
-    op.drop_table("audit_chain_head")
     for name in ("ix_audit_entries_case_id_seq", "ix_audit_entries_actor_id_seq", "ix_audit_entries_action_seq"):
         op.drop_index(name, table_name="audit_entries")
     with op.batch_alter_table("audit_entries") as batch:
@@ -112,11 +120,26 @@ def upgrade() -> None:
         batch.drop_constraint("uq_audit_entries_prev_hash", type_="unique")
         batch.alter_column("seq", existing_type=sa.BigInteger(), nullable=True)
         batch.alter_column("prev_hash", existing_type=sa.String(length=64), nullable=True)
+        batch.add_column(sa.Column("chained_seq", sa.BigInteger(), nullable=True))
+        batch.add_column(sa.Column("chained_prev_hash", sa.String(length=64), nullable=True))
+    if bind.dialect.name == "sqlite":
+        # As migration 0015's, only for a previous release's process (this release inserts
+        # entries with no `seq`, which would only run an UPDATE that changes nothing).
+        op.execute(
+            "CREATE TRIGGER audit_head_follow AFTER INSERT ON audit_entries WHEN new.seq IS NOT NULL BEGIN "
+            "UPDATE audit_chain_head SET last_seq = new.seq, last_hash = new.hash "
+            "WHERE id = 1 AND new.seq > last_seq; END"
+        )
+    op.execute(
+        f"UPDATE audit_chain_head SET last_seq = {PREVIOUS_RELEASE_SEQ_BASE}, "
+        f"last_hash = '{PREVIOUS_RELEASE_FIRST_LINK}' WHERE id = 1"
+    )
     op.create_index("ix_audit_entries_case_id_id", "audit_entries", ["case_id", "id"])
     op.create_index("ix_audit_entries_actor_id_id", "audit_entries", ["actor_id", "id"])
     op.create_index("ix_audit_entries_action_id", "audit_entries", ["action", "id"])
     placed, unplaced = sa.text("seq IS NOT NULL"), sa.text("seq IS NULL")
-    linked = sa.text("prev_hash IS NOT NULL")
+    # Links are unique in the log; a previous release's process chains its own until they are placed.
+    linked = sa.text(f"prev_hash IS NOT NULL AND seq < {PREVIOUS_RELEASE_SEQ_BASE}")
     op.create_index(
         "uq_audit_entries_seq", "audit_entries", ["seq"], unique=True, postgresql_where=placed, sqlite_where=placed
     )
@@ -189,7 +212,7 @@ def upgrade() -> None:
 def downgrade() -> None:
     """Back to the single-head chain: every entry, in log order and then the unplaced ones by id,
     is chained again with the chained rule (so the hashes of entries written since 0017 change),
-    and the head row and its trigger come back. The signed heads are dropped with the log."""
+    and the head row points at the last again. The signed heads are dropped with the log."""
     bind = op.get_bind()
     legacy = bind.execute(sa.text("SELECT legacy_size FROM audit_log_state WHERE id = 1")).scalar() or 0
     ordered = sa.select(_ENTRIES).order_by(_ENTRIES.c.seq.is_(None), _ENTRIES.c.seq, _ENTRIES.c.id)
@@ -213,7 +236,11 @@ def downgrade() -> None:
         op.drop_index(name, table_name="audit_entries")
     for name in ("ix_audit_entries_case_id_id", "ix_audit_entries_actor_id_id", "ix_audit_entries_action_id"):
         op.drop_index(name, table_name="audit_entries")
+    if bind.dialect.name == "sqlite":  # the table is copied below, which would drop its trigger
+        op.execute("DROP TRIGGER IF EXISTS audit_head_follow")
     with op.batch_alter_table("audit_entries") as batch:
+        batch.drop_column("chained_prev_hash")
+        batch.drop_column("chained_seq")
         batch.alter_column("seq", existing_type=sa.BigInteger(), nullable=False)
         batch.alter_column("prev_hash", existing_type=sa.String(length=64), nullable=False)
         batch.create_unique_constraint("uq_audit_entries_seq", ["seq"])
@@ -221,33 +248,12 @@ def downgrade() -> None:
     op.create_index("ix_audit_entries_case_id_seq", "audit_entries", ["case_id", "seq"])
     op.create_index("ix_audit_entries_actor_id_seq", "audit_entries", ["actor_id", "seq"])
     op.create_index("ix_audit_entries_action_seq", "audit_entries", ["action", "seq"])
-    head = op.create_table(
-        "audit_chain_head",
-        sa.Column("id", sa.Integer(), nullable=False),
-        sa.Column("last_seq", sa.BigInteger(), nullable=False),
-        sa.Column("last_hash", sa.String(length=64), nullable=False),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_audit_chain_head")),
+    op.execute(
+        sa.text("UPDATE audit_chain_head SET last_seq = :seq, last_hash = :hash WHERE id = 1").bindparams(
+            seq=len(rows), hash=last_hash
+        )
     )
-    op.bulk_insert(head, [{"id": 1, "last_seq": len(rows), "last_hash": last_hash}])
-    if bind.dialect.name == "postgresql":
-        op.execute(
-            """
-            CREATE FUNCTION audit_head_follow() RETURNS trigger LANGUAGE plpgsql AS $$
-            BEGIN
-                UPDATE audit_chain_head AS head
-                SET last_seq = newest.seq, last_hash = newest.hash
-                FROM (SELECT seq, hash FROM appended ORDER BY seq DESC LIMIT 1) AS newest
-                WHERE head.id = 1 AND newest.seq > head.last_seq;
-                RETURN NULL;
-            END
-            $$
-            """
-        )
-        op.execute(
-            "CREATE TRIGGER audit_head_follow AFTER INSERT ON audit_entries "
-            "REFERENCING NEW TABLE AS appended FOR EACH STATEMENT EXECUTE FUNCTION audit_head_follow()"
-        )
-    else:
+    if bind.dialect.name == "sqlite":
         op.execute(
             "CREATE TRIGGER audit_head_follow AFTER INSERT ON audit_entries BEGIN "
             "UPDATE audit_chain_head SET last_seq = new.seq, last_hash = new.hash "
