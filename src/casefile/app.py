@@ -21,6 +21,8 @@ from casefile.audit.router import log_router as audit_log_router
 from casefile.auth.dependencies import Require
 from casefile.auth.permissions import Permission
 from casefile.background import run_background_workers
+from casefile.billing.invoice_router import router as invoices_router
+from casefile.billing.router import router as billing_router
 from casefile.calendar_feed.router import router as calendar_router
 from casefile.cases.router import router as cases_router
 from casefile.conflicts.router import router as conflicts_router
@@ -51,6 +53,7 @@ from casefile.settings import Settings
 from casefile.signin.router import router as signin_router
 from casefile.startup import settle_garbage_collector, start_runtime
 from casefile.tasks.router import router as tasks_router
+from casefile.trust.router import router as trust_router
 from casefile.users.router import router as users_router
 
 log = logging.getLogger("casefile")
@@ -79,7 +82,14 @@ def include_api(app: FastAPI) -> None:
         conflicts_router,
         notes_router,
     )
-    practice = (tasks_router, deadlines_router, calendar_router)
+    practice = (
+        tasks_router,
+        deadlines_router,
+        calendar_router,
+        billing_router,
+        invoices_router,
+        trust_router,
+    )
     for router in (*routers, *practice):
         app.include_router(router, prefix=CURRENT_PREFIX, dependencies=[nul_rule, QueryCheck])
     app.include_router(build_admin_router(), prefix=CURRENT_PREFIX, dependencies=[nul_rule])

@@ -122,6 +122,20 @@ class Settings(BaseSettings):
         default="firm", description="The access mode of a new case that does not name one"
     )
 
+    billing_currency: str = Field(default="USD", description="ISO 4217 currency of rates and invoices")
+    billing_increment_minutes: int = Field(
+        default=6, ge=1, le=60, description="Time entries are billed in this increment, rounded up"
+    )
+    billing_tax_percent: str = Field(default="0", description="Tax on invoices, a decimal percentage")
+    billing_payment_days: int = Field(
+        default=30, ge=0, le=365, description="An invoice is due this long after"
+    )
+    billing_firm_name: str = Field(default="Casefile Law", description="On invoices")
+    billing_firm_id: str = Field(default="00-0000000", description="LEDES LAW_FIRM_ID (the firm's tax id)")
+    billing_invoice_prefix: str = Field(
+        default="INV-", max_length=20, description="Before the invoice number"
+    )
+
     max_json_body_bytes: int = Field(default=1024 * 1024, ge=1024)
     max_upload_bytes: int = Field(default=50 * 1024 * 1024, ge=1, description="Largest accepted document")
     db_pool_size: int | None = Field(
