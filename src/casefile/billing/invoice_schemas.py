@@ -12,7 +12,7 @@ from casefile.schemas import InModel, OutModel, Timestamp
 
 
 class InvoiceCreate(InModel):
-    start: date = Field(description="First day of the period whose unbilled time and expenses are billed")
+    start: dt.date = Field(description="First day of the period whose unbilled time and expenses are billed")
     end: dt.date
     discount_percent: Percent = "0"
     tax_percent: Percent | None = Field(default=None, description="The firm's setting by default")

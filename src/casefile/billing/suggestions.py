@@ -7,8 +7,8 @@ no trace. Billing's own actions (time, invoices, trust) are not work to bill."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 import datetime as dt
+from collections import defaultdict
 from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
