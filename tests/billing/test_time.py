@@ -167,7 +167,7 @@ def test_expenses_with_a_receipt(admin: httpx.Client) -> None:
 def test_access_permissions_and_walls(api: Api, admin: httpx.Client) -> None:
     case = billed_case(admin)
     entry = ok(admin.post(f"/cases/{case['id']}/time-entries", json={"text": "1h research"}), 201)
-    viewer, viewer_token = api.make_user("viewer")
+    _, viewer_token = api.make_user("viewer")
     with api.client(token=viewer_token) as v:
         auth_error(v.get(f"/cases/{case['id']}/time-entries"), 403, "AUTH_010")  # no read:billing
     lawyer, token = api.make_user("attorney")

@@ -133,9 +133,8 @@ async def pay_invoice(
     """Record a payment of part or all of the balance; the invoice is `paid` (event
     `invoice.paid`) when nothing is left."""
     invoice = await invoice_service.invoice_for(session, principal, invoice_id, Level.WRITE)
-    return envelope.created(
-        PaymentOut.dump(await invoice_service.record_payment(session, principal, invoice, body))
-    )
+    payment = await invoice_service.record_payment(session, principal, invoice, body)
+    return envelope.created(PaymentOut.dump(payment), location=f"/api/v1/invoices/{invoice.id}/payments")
 
 
 @router.get("/invoices/{invoice_id}/payments", response_model=Envelope[list[PaymentOut]])
@@ -158,7 +157,7 @@ async def pay_from_trust(
     )
     payment = PaymentCreate(amount=body.amount, reference=body.reference)
     await invoice_service.record_payment(session, principal, invoice, payment, trust_entry_id=entry.id)
-    return envelope.created(TrustEntryOut.dump(entry))
+    return envelope.created(TrustEntryOut.dump(entry), location=f"/api/v1/trust/entries/{entry.id}")
 
 
 async def _document_parts(session: Any, principal: Principal, invoice_id: str) -> tuple[Any, ...]:
@@ -166,9 +165,7 @@ async def _document_parts(session: Any, principal: Principal, invoice_id: str) -
     case = await case_for(session, principal, invoice.case_id)
     lines = await invoice_service.lines_of(session, invoice)
     users = {line.user_id for line in lines if line.user_id}
-    names = dict(
-        (await session.execute(select(User.id, User.name).where(User.id.in_(sorted(users))))).tuples().all()
-    )
+    names = dict((await session.execute(select(User.id, User.name).where(User.id.in_(sorted(users))))).all())
     client_id = await trust_repository.client_of(session, case)
     client = await session.get(Contact, client_id) if client_id else None
     await audit.record_read(
@@ -231,4 +228,5 @@ async def aging_report(
     the invoices of the cases the caller may see."""
     day = as_of or utcnow().date()
     invoices = await open_invoices(session, day, visible_cases(principal))
-    return envelope.ok(invoice_service.aging(invoices, day, currency or runtime.settings.billing_currency))
+    report = invoice_service.aging(invoices, day, currency or runtime.settings.billing_currency)
+    return envelope.ok(AgingOut.model_validate(report).model_dump(mode="json"))

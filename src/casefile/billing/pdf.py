@@ -36,10 +36,10 @@ def render(
     period = f"Period: {invoice.period_start.isoformat()} to {invoice.period_end.isoformat()}"
     pdf.cell(0, 6, period, new_x=XPos.LMARGIN, new_y=YPos.NEXT)
     pdf.ln(4)
+    pdf.set_font("Helvetica", "", 8)
     with pdf.table(
         col_widths=(20, 14, 70, 14, 22, 22, 28),
         text_align=("LEFT", "LEFT", "LEFT", "RIGHT", "RIGHT", "RIGHT", "RIGHT"),
-        font_size=8,
     ) as table:
         table.row(["Date", "By", "Description", "Units", "Rate", "Adjust.", f"Amount {c}"])
         for line in lines:

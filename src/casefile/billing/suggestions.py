@@ -106,9 +106,7 @@ async def suggest(
             by_case[str(row.case_id)].append(row)
     visible = await visible_case_ids(session, principal, by_case)
     titles = dict(
-        (await session.execute(select(Case.id, Case.title).where(Case.id.in_(sorted(visible)))))
-        .tuples()
-        .all()
+        (await session.execute(select(Case.id, Case.title).where(Case.id.in_(sorted(visible))))).all()
     )
     increment = timedelta(minutes=settings.billing_increment_minutes)
     out = []

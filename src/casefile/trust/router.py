@@ -76,7 +76,7 @@ async def reverse(
     entry = await service.entry_for(session, principal, entry_id, Level.WRITE)
     case = await case_for(session, principal, entry.case_id, Level.WRITE)
     reversal = await service.reverse(session, principal, case, entry, body)
-    return envelope.created(TrustEntryOut.dump(reversal))
+    return envelope.created(TrustEntryOut.dump(reversal), location=f"/api/v1/trust/entries/{reversal.id}")
 
 
 @router.get("/trust/reconciliation", response_model=Envelope[ReconciliationOut])
@@ -96,4 +96,5 @@ async def reconciliation(
     administrator's (or a key's with `read:trust` made by one) report."""
     if not principal.acts_as_admin:
         raise admin_required()
-    return envelope.ok(await service.reconcile(session, runtime.settings, month, bank_balance, currency))
+    report = await service.reconcile(session, runtime.settings, month, bank_balance, currency)
+    return envelope.ok(ReconciliationOut.model_validate(report).model_dump(mode="json"))
