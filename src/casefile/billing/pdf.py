@@ -38,7 +38,7 @@ def render(
     pdf.ln(4)
     pdf.set_font("Helvetica", "", 8)
     with pdf.table(
-        col_widths=(20, 14, 70, 14, 22, 22, 28),
+        col_widths=(20, 26, 64, 12, 20, 20, 28),
         text_align=("LEFT", "LEFT", "LEFT", "RIGHT", "RIGHT", "RIGHT", "RIGHT"),
     ) as table:
         table.row(["Date", "By", "Description", "Units", "Rate", "Adjust.", f"Amount {c}"])
