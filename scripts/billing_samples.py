@@ -29,8 +29,14 @@ def main(base: str, email: str, password: str, out: Path) -> None:
     case = ok(
         api.post(
             "/cases",
-            json={"title": "Northwind v. Contoso (supply contract)", "case_number": "2026-CV-0412",
-                  "case_type": "civil", "status": "active", "priority": "high", "client_name": None},
+            json={
+                "title": "Northwind v. Contoso (supply contract)",
+                "case_number": "2026-CV-0412",
+                "case_type": "civil",
+                "status": "active",
+                "priority": "high",
+                "client_name": None,
+            },
         )
     )
     ok(api.post(f"/cases/{case['id']}/parties", json={"contact_id": client["id"], "role": "client"}))
@@ -46,28 +52,68 @@ def main(base: str, email: str, password: str, out: Path) -> None:
         ("45m research on UCC 2-609 adequate assurance", "L120", "A102"),
     ]
     for text, task, activity in lines:
-        ok(api.post(f"/cases/{case['id']}/time-entries",
-                    json={"text": text, "date": start.isoformat(), "task_code": task, "activity_code": activity}))
-    ok(api.post(f"/cases/{case['id']}/expenses",
-                json={"amount": "435.00", "category": "Court fees", "expense_code": "E112",
-                      "description": "Filing fee, Superior Court", "date": start.isoformat()}))
-    ok(api.post(f"/cases/{case['id']}/expenses",
-                json={"amount": "62.40", "category": "Delivery", "expense_code": "E107",
-                      "description": "Courier to opposing counsel", "date": start.isoformat()}))
-    invoice = ok(api.post(f"/cases/{case['id']}/invoices",
-                          json={"start": start.isoformat(), "end": today.isoformat(),
-                                "discount_percent": "5", "tax_percent": "0"}))
+        ok(
+            api.post(
+                f"/cases/{case['id']}/time-entries",
+                json={"text": text, "date": start.isoformat(), "task_code": task, "activity_code": activity},
+            )
+        )
+    ok(
+        api.post(
+            f"/cases/{case['id']}/expenses",
+            json={
+                "amount": "435.00",
+                "category": "Court fees",
+                "expense_code": "E112",
+                "description": "Filing fee, Superior Court",
+                "date": start.isoformat(),
+            },
+        )
+    )
+    ok(
+        api.post(
+            f"/cases/{case['id']}/expenses",
+            json={
+                "amount": "62.40",
+                "category": "Delivery",
+                "expense_code": "E107",
+                "description": "Courier to opposing counsel",
+                "date": start.isoformat(),
+            },
+        )
+    )
+    invoice = ok(
+        api.post(
+            f"/cases/{case['id']}/invoices",
+            json={
+                "start": start.isoformat(),
+                "end": today.isoformat(),
+                "discount_percent": "5",
+                "tax_percent": "0",
+            },
+        )
+    )
     ok(api.patch(f"/invoices/{invoice['id']}/lines/{invoice['lines'][1]['id']}", json={"write_off": "32.50"}))
     invoice = ok(api.post(f"/invoices/{invoice['id']}/approve"))
     ok(api.post(f"/invoices/{invoice['id']}/send"))
     ok(api.post(f"/cases/{case['id']}/trust/deposits", json={"amount": "5000.00", "reference": "Wire 88311"}))
-    ok(api.post(f"/cases/{case['id']}/trust/transfers",
-                json={"invoice_id": invoice["id"], "amount": "1500.00", "reference": "Transfer to operating"}))
-    ok(api.post(f"/cases/{case['id']}/trust/withdrawals",
-                json={"amount": "250.00", "reference": "Cheque 1007", "description": "Expert retainer"}))
+    ok(
+        api.post(
+            f"/cases/{case['id']}/trust/transfers",
+            json={"invoice_id": invoice["id"], "amount": "1500.00", "reference": "Transfer to operating"},
+        )
+    )
+    ok(
+        api.post(
+            f"/cases/{case['id']}/trust/withdrawals",
+            json={"amount": "250.00", "reference": "Cheque 1007", "description": "Expert retainer"},
+        )
+    )
     (out / "invoice.pdf").write_bytes(api.get(f"/invoices/{invoice['id']}/pdf").content)
     (out / "invoice.ledes.txt").write_bytes(api.get(f"/invoices/{invoice['id']}/ledes").content)
-    report = ok(api.get("/trust/reconciliation", params={"month": today.strftime("%Y-%m"), "bank_balance": "3250.00"}))
+    report = ok(
+        api.get("/trust/reconciliation", params={"month": today.strftime("%Y-%m"), "bank_balance": "3250.00"})
+    )
     (out / "reconciliation.json").write_text(json.dumps(report, indent=2) + "\n")
     aging = ok(api.get("/billing/reports/aging"))
     (out / "aging.json").write_text(json.dumps(aging, indent=2) + "\n")

@@ -18,7 +18,6 @@ from casefile.models import (
     Case,
     Expense,
     Invoice,
-    Party,
     TimeEntry,
 )
 
@@ -70,17 +69,6 @@ INVOICE_LIST = ListSpec(
     filters={"state": Invoice.state, "case_id": Invoice.case_id, "number": Invoice.number},
     filter_choices={"state": INVOICE_STATES},
 )
-
-
-async def client_of(session: AsyncSession, case: Case) -> str | None:
-    """The case's client: its first party with the role `client`."""
-    statement = (
-        select(Party.contact_id)
-        .where(Party.case_id == case.id, Party.role == "client")
-        .order_by(Party.created_at, Party.id)
-        .limit(1)
-    )
-    return await session.scalar(statement)
 
 
 async def applicable_rate(session: AsyncSession, user_id: str, case: Case) -> tuple[BillingRate | None, str]:
