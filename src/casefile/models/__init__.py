@@ -25,6 +25,7 @@ from casefile.models.documents import Blob, Document, document_not_trashed
 from casefile.models.events import Event
 from casefile.models.groups import Group, GroupMember
 from casefile.models.holds import LegalHold
+from casefile.models.idempotency import IdempotencyKey
 from casefile.models.notes import Note, NoteVersion
 from casefile.models.search import Passage
 from casefile.models.tasks import Task
@@ -66,6 +67,7 @@ __all__ = [
     "Event",
     "Group",
     "GroupMember",
+    "IdempotencyKey",
     "LegalHold",
     "Note",
     "NoteVersion",
