@@ -38,6 +38,7 @@ _FATE: Columns = (
 )
 _RESULT: Columns = (
     ("id", String()),
+    ("lease_token", Integer()),
     ("duration_ms", Integer()),
     ("status_code", Integer()),
     ("success", Boolean()),
@@ -92,7 +93,11 @@ def _record_results(n: int) -> TextClause:
         f"WITH result ({', '.join(name for name, _ in _RESULT)}) AS (VALUES {rows}) "  # noqa: S608
         "UPDATE delivery_attempts SET finished_at = :now, duration_ms = result.duration_ms, "
         "status_code = result.status_code, success = result.success, error = result.error, "
-        "response_body = result.response_body FROM result WHERE delivery_attempts.id = result.id"
+        "response_body = result.response_body FROM result WHERE delivery_attempts.id = result.id "
+        # Fenced like the delivery: a claim that lost its lease (its attempt was closed as
+        # interrupted by the take-over) never overwrites that record, nor another's.
+        "AND delivery_attempts.finished_at IS NULL AND EXISTS (SELECT 1 FROM deliveries "
+        "WHERE deliveries.id = delivery_attempts.delivery_id AND deliveries.lease_token = result.lease_token)"
     ).bindparams(*binds, bindparam("now", type_=UTCDateTime()))
 
 
@@ -122,6 +127,7 @@ async def record_batch(runtime: Runtime, outcomes: list[tuple[Claim, Outcome]]) 
         results.append(
             (
                 claim.attempt_id,
+                claim.lease_token,
                 outcome.duration_ms,
                 outcome.status_code,
                 outcome.success,

@@ -97,6 +97,9 @@ class AttemptOut(OutModel):
     success: bool | None
     error: str | None
     response_body: str | None
+    interrupted: bool = Field(
+        default=False, description="Cut off by the worker's crash: not one of the delivery's tries"
+    )
 
 
 class DeliveryOut(OutModel):
