@@ -427,3 +427,13 @@ def audit_tree_head(head: dict[str, Any]) -> dict[str, Any]:
         "key_id": head["key_id"],
         "signature": head["signature"],
     }
+
+
+def webhook_failing(state: dict[str, Any]) -> dict[str, Any]:
+    """`state`: the webhook's id, name, url, `failing_since`, `consecutive_failures`, and its last
+    attempt's `last_status_code` and `last_error` (`webhooks.circuit`)."""
+    return {**state, "at": format_timestamp(utcnow())}
+
+
+def webhook_disabled(state: dict[str, Any], reason: str) -> dict[str, Any]:
+    return {**state, "reason": reason, "disabled_at": format_timestamp(utcnow())}
