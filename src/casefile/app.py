@@ -53,6 +53,7 @@ from casefile.signin.router import router as signin_router
 from casefile.startup import settle_garbage_collector, start_runtime
 from casefile.tasks.router import router as tasks_router
 from casefile.users.router import router as users_router
+from casefile.webhooks.router import catalogue_router as webhook_catalogue_router
 
 log = logging.getLogger("casefile")
 
@@ -79,6 +80,7 @@ def include_api(app: FastAPI) -> None:
         contacts_router,
         conflicts_router,
         notes_router,
+        webhook_catalogue_router,
     )
     practice = (tasks_router, deadlines_router, calendar_router)
     for router in (*routers, *practice):

@@ -139,3 +139,53 @@ def test_subscriptions_filtered_by_matter_and_matter_type(make_server) -> None:
         assert [(r.json()["event"], r.json()["data"]["case_id"]) for r in by_case.received()] == [
             ("case.updated", watched["id"])
         ]
+
+
+def test_recovery_after_an_outage_requeues_the_window_as_a_job(make_server, receiver) -> None:
+    api = make_server()
+    with api.admin() as admin:
+        receiver.script = [500]  # the outage
+        hook = register(admin, receiver.url, ["case.created"], retry_policy={**QUICK, "max_attempts": 1})
+        since = datetime.now(UTC)
+        for i in range(3):
+            ok(admin.post("/cases", json={"title": f"During the outage {i}"}), 201)
+
+        def dead() -> list[dict]:
+            return ok(admin.get(f"/admin/webhooks/{hook['id']}/deliveries", params={"status": "dead"}))
+
+        wait_until(lambda: len(dead()) == 3, timeout=20)
+        until = datetime.now(UTC)
+        ok(admin.post("/cases", json={"title": "After the window"}), 201)
+        wait_until(lambda: len(dead()) == 4, timeout=20)
+        receiver.script = [200]  # the receiver is back
+        window = {"since": since.isoformat(), "until": until.isoformat()}
+        response = admin.post(f"/admin/webhooks/{hook['id']}/recover", json=window)
+        job = ok(response, 202)
+        assert job["job_id"] == job["id"] and job["total"] == 3
+        assert response.headers["location"].endswith(f"/admin/webhook-recoveries/{job['id']}")
+        done = wait_until(
+            lambda: (
+                (j := ok(admin.get(f"/admin/webhook-recoveries/{job['id']}")))["status"] == "completed" and j
+            ),
+            timeout=20,
+        )
+        assert (done["requeued"], done["total"]) == (3, 3)
+        succeeded = wait_until(
+            lambda: (
+                (
+                    found := ok(
+                        admin.get(f"/admin/webhooks/{hook['id']}/deliveries", params={"status": "succeeded"})
+                    )
+                )
+                and len(found) == 3
+                and found
+            ),
+            timeout=20,
+        )
+        assert len(succeeded) == 3
+        [left] = dead()  # the one made after the window stays in the dead letters
+        assert left["id"] not in {d["id"] for d in succeeded}
+        backwards = {"since": until.isoformat(), "until": since.isoformat()}
+        api_error(
+            admin.post(f"/admin/webhooks/{hook['id']}/recover", json=backwards), 422, "VALIDATION_ERROR"
+        )

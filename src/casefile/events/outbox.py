@@ -12,6 +12,7 @@ take no lock either."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, cast
 
 from sqlalchemy import Table, insert, select
@@ -32,12 +33,13 @@ _INSERT_EVENTS = insert(cast(Table, Event.__table__))
 _INSERT_DELIVERIES = insert(cast(Table, Delivery.__table__))
 
 
-async def emit(session: AsyncSession, name: str, data: dict[str, Any], *, audited: bool = True) -> str:
+async def emit(session: AsyncSession, name: str, payload: Mapping[str, Any], *, audited: bool = True) -> str:
     """Record event `name` with payload `data` (and its audit entry, unless `audited` is False:
     only for a database whose schema predates the audit trail, see `backup.create`); its id."""
     if name not in EVENT_NAMES:
         raise ValueError(f"unknown event {name!r}")  # a programming error, never user input
     event_id = new_id("evt")
+    data = dict(payload)  # a builder's TypedDict (events.schemas), or a plain dict
     event: dict[str, Any] = {
         "id": event_id,
         "name": name,

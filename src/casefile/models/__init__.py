@@ -31,7 +31,7 @@ from casefile.models.search import Passage
 from casefile.models.tasks import Task
 from casefile.models.trash import TrashItem
 from casefile.models.users import ROLES, User
-from casefile.models.webhooks import DELIVERY_STATUSES, Delivery, DeliveryAttempt, Webhook
+from casefile.models.webhooks import DELIVERY_STATUSES, Delivery, DeliveryAttempt, Webhook, WebhookRecovery
 
 __all__ = [
     "CONFIG_ROW_ID",
@@ -80,5 +80,6 @@ __all__ = [
     "TrashItem",
     "User",
     "Webhook",
+    "WebhookRecovery",
     "document_not_trashed",
 ]

@@ -86,3 +86,25 @@ class DeliveryAttempt(Base):
     response_body: Mapped[str | None] = mapped_column(Text)
     # Cut off by the worker's crash (its lease ran out): not one of the delivery's tries.
     interrupted: Mapped[bool] = mapped_column(Boolean, default=False, server_default="false")
+
+
+RECOVERY_STATUSES = ("running", "completed", "failed")
+
+
+class WebhookRecovery(Base):
+    """`POST /admin/webhooks/{id}/recover`: re-queue a webhook's failed and dead deliveries made in
+    a window, in bounded batches, with its progress (`webhooks.recovery`)."""
+
+    __tablename__ = "webhook_recoveries"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True, default=lambda: new_id("rcv"))
+    webhook_id: Mapped[str] = mapped_column(ForeignKey("webhooks.id", ondelete="CASCADE"), index=True)
+    since: Mapped[datetime] = mapped_column(UTCDateTime)
+    until: Mapped[datetime] = mapped_column(UTCDateTime)
+    status: Mapped[str] = mapped_column(String(20), default="running")
+    total: Mapped[int] = mapped_column(Integer, default=0)
+    requeued: Mapped[int] = mapped_column(Integer, default=0)
+    error: Mapped[str | None] = mapped_column(Text)
+    created_by: Mapped[str | None] = mapped_column(String(40))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

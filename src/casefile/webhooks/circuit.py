@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from casefile.clock import format_timestamp
 from casefile.events import payloads
 from casefile.events.outbox import emit
+from casefile.events.schemas import WebhookState
 from casefile.models import Webhook
 from casefile.settings import Settings
 
@@ -80,7 +81,7 @@ async def _fail(
     count = row.consecutive_failures + len(run)
     values: dict[str, Any] = {"failing_since": since, "consecutive_failures": count}
     last = run[-1]
-    state = {
+    state: WebhookState = {
         "webhook_id": row.id,
         "name": row.name,
         "url": row.url,

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, Field, WithJsonSchema, field_validator
+from pydantic import AwareDatetime, BaseModel, Field, WithJsonSchema, field_validator
 
 from casefile.config.schemas import RetryPolicy
 from casefile.events.catalogue import EVENT_GROUPS, EVENT_NAMES
@@ -156,3 +156,29 @@ class DeliveryDetail(DeliveryOut):
 class TestOutcome(BaseModel):
     delivery: DeliveryDetail
     attempt: AttemptOut
+
+
+class RecoverDeliveries(InModel):
+    since: AwareDatetime = Field(description="Deliveries made from this moment (inclusive)")
+    until: AwareDatetime = Field(description="...up to this one (exclusive)")
+
+
+class RecoveryOut(OutModel):
+    id: str
+    job_id: str = Field(description="The same as `id`: the job's progress is read at its `Location`")
+    webhook_id: str
+    since: Timestamp
+    until: Timestamp
+    status: str = Field(description="`running`, `completed` or `failed` (post it again to finish it)")
+    total: int = Field(description="Failed and dead deliveries in the window when the job started")
+    requeued: int
+    error: str | None
+    created_at: Timestamp
+    finished_at: Timestamp | None
+
+
+class EventTypeOut(BaseModel):
+    name: str
+    group: str
+    description: str
+    data_schema: dict[str, Any] = Field(description="JSON Schema (2020-12) of the event's `data`")

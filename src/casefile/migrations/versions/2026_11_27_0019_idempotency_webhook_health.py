@@ -44,6 +44,21 @@ def upgrade() -> None:
         batch.add_column(sa.Column("disabled_reason", sa.Text(), nullable=True))
         batch.add_column(sa.Column("case_ids", sa.JSON(), nullable=True))
         batch.add_column(sa.Column("case_types", sa.JSON(), nullable=True))
+    op.create_table(
+        "webhook_recoveries",
+        sa.Column("id", sa.String(40), primary_key=True),
+        sa.Column("webhook_id", sa.String(40), sa.ForeignKey("webhooks.id", ondelete="CASCADE"), nullable=False),
+        sa.Column("since", casefile.db.UTCDateTime(), nullable=False),
+        sa.Column("until", casefile.db.UTCDateTime(), nullable=False),
+        sa.Column("status", sa.String(20), nullable=False),
+        sa.Column("total", sa.Integer(), nullable=False),
+        sa.Column("requeued", sa.Integer(), nullable=False),
+        sa.Column("error", sa.Text(), nullable=True),
+        sa.Column("created_by", sa.String(40), nullable=True),
+        sa.Column("created_at", casefile.db.UTCDateTime(), nullable=False),
+        sa.Column("finished_at", casefile.db.UTCDateTime(), nullable=True),
+    )
+    op.create_index("ix_webhook_recoveries_webhook_id", "webhook_recoveries", ["webhook_id"])
     with op.batch_alter_table("delivery_attempts") as batch:
         batch.add_column(sa.Column("interrupted", sa.Boolean(), nullable=False, server_default=sa.false()))
 
@@ -61,5 +76,7 @@ def downgrade() -> None:
             "failing_since",
         ):
             batch.drop_column(column)
+    op.drop_index("ix_webhook_recoveries_webhook_id", "webhook_recoveries")
+    op.drop_table("webhook_recoveries")
     op.drop_index("ix_idempotency_keys_expires_at", "idempotency_keys")
     op.drop_table("idempotency_keys")
