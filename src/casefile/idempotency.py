@@ -83,7 +83,7 @@ async def reserve(request: Request, session: AsyncSession, principal_id: str) ->
     """Reserve the request's key for `principal_id`, or raise: `Replayed`, 409 (the first request
     with this key is still running), 422 (the key was used for another request)."""
     pending: dict[str, Any] | None = request.scope.get("state", {}).get(_STATE)
-    if pending is None:
+    if pending is None or "principal_id" in pending:  # no key, or reserved by this very request
         return
     now = utcnow()
     row = {

@@ -189,3 +189,29 @@ def test_recovery_after_an_outage_requeues_the_window_as_a_job(make_server, rece
         api_error(
             admin.post(f"/admin/webhooks/{hook['id']}/recover", json=backwards), 422, "VALIDATION_ERROR"
         )
+
+
+def test_warnings_after_one_and_twelve_hours_then_disabled_after_a_day(make_server, receiver) -> None:
+    """The circuit's clock, moved back in the database (as if the receiver had failed that long)."""
+    api = make_server()
+    with api.admin() as admin, receiver_server() as watcher:
+        register(admin, watcher.url, ["webhook.*"])
+        receiver.script = [500]
+        retrying = {"max_attempts": 10, "initial_delay": 2, "backoff_multiplier": 1}
+        hook = register(admin, receiver.url, ["case.created"], retry_policy=retrying)
+        ok(admin.post("/cases", json={"title": "Failing for a day"}), 201)
+        wait_until(lambda: len(events_of(watcher, "webhook.failing")) == 1, timeout=20)
+
+        def failing_for(hours: float) -> None:
+            since = (datetime.now(UTC) - timedelta(hours=hours)).replace(tzinfo=None)
+            api.sql("UPDATE webhooks SET failing_since = :s WHERE id = :w", s=since, w=hook["id"])
+
+        failing_for(1.5)
+        wait_until(lambda: len(events_of(watcher, "webhook.failing")) == 2, timeout=20)
+        failing_for(13)
+        wait_until(lambda: len(events_of(watcher, "webhook.failing")) == 3, timeout=20)
+        failing_for(25)
+        [disabled] = wait_until(lambda: events_of(watcher, "webhook.disabled"), timeout=20)
+        assert disabled["data"]["reason"].startswith("Every attempt failed since ")
+        assert webhook(admin, hook["id"])["active"] is False
+        assert len(events_of(watcher, "webhook.failing")) == 3  # no more warnings once disabled
