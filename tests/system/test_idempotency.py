@@ -104,6 +104,21 @@ def test_a_retry_while_the_first_runs_is_409(api: Api, admin: httpx.Client) -> N
     assert cases_titled(api, "Still running") == 0
 
 
+def test_an_upload_retried_with_its_key_stores_one_document(api: Api, admin: httpx.Client) -> None:
+    """An upload streams its body (its route reads in its own transaction): the key works the same."""
+    case_id = ok(admin.post("/cases", json={"title": "Upload twice"}), 201)["id"]
+    request = admin.build_request(
+        "POST", f"/cases/{case_id}/documents", files={"file": ("memo.txt", b"Once.", "text/plain")}
+    )
+    body, content_type = request.read(), request.headers["content-type"]  # the same bytes twice
+    headers = {"Idempotency-Key": secrets.token_hex(8), "Content-Type": content_type}
+    first = ok(admin.post(f"/cases/{case_id}/documents", content=body, headers=headers), 201)
+    again = admin.post(f"/cases/{case_id}/documents", content=body, headers=headers)
+    assert again.status_code == 201 and again.headers["idempotent-replayed"] == "true"
+    assert again.json()["data"]["id"] == first["id"]
+    assert [d["id"] for d in ok(admin.get(f"/cases/{case_id}/documents"))] == [first["id"]]
+
+
 def test_malformed_keys_are_refused(admin: httpx.Client) -> None:
     for bad in (b"", b"x" * 256, "caf\u00e9".encode(), b"tab\there"):
         response = admin.post("/cases", json={"title": "k"}, headers={"Idempotency-Key": bad})
@@ -171,6 +186,8 @@ def test_twenty_identical_requests_at_once_on_four_processes_create_one_case(
         title = f"Raced {secrets.token_hex(4)}"
         responses = asyncio.run(_at_once(server.base, token, title, secrets.token_hex(8), n=20))
         statuses = Counter(r.status_code for r in responses)
+        replayed = sum(1 for r in responses if "idempotent-replayed" in r.headers)
+        print({"statuses": dict(statuses), "replayed": replayed})  # shown with -s
         assert set(statuses) <= {201, 409}, statuses
         created = {r.json()["data"]["id"] for r in responses if r.status_code == 201}
         assert len(created) == 1
