@@ -236,3 +236,10 @@ async def test_an_unreadable_secret_fails_its_deliveries_alone(
     for delivery_id, _, _ in broken:
         assert await attempts(db_session, delivery_id) == [(1, True, False, UNREADABLE_SECRET)]
     assert runtime.metrics.broken_deliveries.labels("secret")._value.get() == 2
+    # ...and its webhook's circuit counts them like any failure.
+    failing = await db_session.execute(
+        select(Webhook.consecutive_failures, Webhook.failing_since.is_not(None)).where(
+            Webhook.id.not_in(healthy)
+        )
+    )
+    assert failing.one() == (2, True)

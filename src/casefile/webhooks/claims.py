@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from casefile.clock import new_id, utcnow
 from casefile.models import Delivery, DeliveryAttempt, Event, Webhook
 from casefile.runtime import Runtime
+from casefile.webhooks import circuit
 from casefile.webhooks.delivery import (
     DELIVERY_DEADLINE,
     Claim,
@@ -267,6 +268,9 @@ async def _fail_broken(session: AsyncSession, runtime: Runtime, broken: list[_Br
             )
         )
     await session.flush()
+    # A webhook whose secret cannot be read is failing like one whose receiver is down.
+    results = [circuit.Result(b.row.webhook_id, now, "failure", None, b.error) for b in broken]
+    await circuit.note(session, runtime.settings, results, now)
 
 
 def _past_deadline(first_attempt_at: datetime | None, now: datetime) -> bool:
