@@ -175,3 +175,14 @@ def test_permissions_and_walls(api: Api, admin: httpx.Client) -> None:
             )
         )
         api_error(p.get(f"/cases/{case['id']}/trust"), 404, "NOT_FOUND")
+
+
+def test_a_matter_with_trust_records_or_numbered_invoices_is_not_purged(admin: httpx.Client) -> None:
+    case = billed_case(admin)
+    ok(_move(admin, case["id"], "deposits", "1.00"), 201)
+    ok(_move(admin, case["id"], "withdrawals", "1.00"), 201)
+    ok(admin.delete(f"/cases/{case['id']}"))
+    refused = api_error(admin.delete(f"/admin/trash/{case['id']}"), 409, "CONFLICT")
+    assert "trust money records" in refused["message"]
+    ok(admin.post(f"/admin/trash/{case['id']}/restore"))
+    assert ok(admin.get(f"/cases/{case['id']}/trust"))

@@ -19,7 +19,9 @@ from casefile.models import (
     Expense,
     Invoice,
     TimeEntry,
+    TrustEntry,
 )
+from casefile.trust.repository import client_of
 
 
 def _flag(column: Any) -> Any:
@@ -138,3 +140,15 @@ async def open_invoices(session: AsyncSession, as_of: date, case_ids: Any) -> li
         Invoice.case_id.in_(case_ids),
     )
     return list((await session.scalars(statement)).all())
+
+
+async def financial_records(session: AsyncSession, case_id: str) -> str | None:
+    """Why a matter's rows must outlive it, if they must: a numbered invoice (the firm's
+    numbering has no gaps) or trust entries (a bar auditor's record). None when neither."""
+    if await session.scalar(
+        select(Invoice.id).where(Invoice.case_id == case_id, Invoice.number.is_not(None)).limit(1)
+    ):
+        return "it has numbered invoices"
+    if await session.scalar(select(TrustEntry.id).where(TrustEntry.case_id == case_id).limit(1)):
+        return "it has trust money records"
+    return None

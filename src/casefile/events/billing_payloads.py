@@ -3,9 +3,16 @@ decimal strings with their currency, never floats; descriptions left out (they m
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from casefile.clock import format_timestamp, utcnow
+from casefile.events.billing_schemas import (
+    ExpenseCreated,
+    InvoiceData,
+    PaymentRecorded,
+    TimeEntryData,
+    TrustEntryData,
+)
 from casefile.money import text
 
 if TYPE_CHECKING:
@@ -15,7 +22,7 @@ if TYPE_CHECKING:
 _money = text
 
 
-def time_entry(entry: TimeEntry, actor: str | None) -> dict[str, Any]:
+def time_entry(entry: TimeEntry, actor: str | None) -> TimeEntryData:
     return {
         "time_entry_id": entry.id,
         "case_id": entry.case_id,
@@ -30,7 +37,7 @@ def time_entry(entry: TimeEntry, actor: str | None) -> dict[str, Any]:
     }
 
 
-def expense_created(expense: Expense, actor: str | None) -> dict[str, Any]:
+def expense_created(expense: Expense, actor: str | None) -> ExpenseCreated:
     return {
         "expense_id": expense.id,
         "case_id": expense.case_id,
@@ -41,7 +48,7 @@ def expense_created(expense: Expense, actor: str | None) -> dict[str, Any]:
     }
 
 
-def invoice(invoice: Invoice, actor: str | None) -> dict[str, Any]:
+def invoice(invoice: Invoice, actor: str | None) -> InvoiceData:
     return {
         "invoice_id": invoice.id,
         "case_id": invoice.case_id,
@@ -55,7 +62,7 @@ def invoice(invoice: Invoice, actor: str | None) -> dict[str, Any]:
     }
 
 
-def payment_recorded(invoice_row: Invoice, payment: InvoicePayment, actor: str | None) -> dict[str, Any]:
+def payment_recorded(invoice_row: Invoice, payment: InvoicePayment, actor: str | None) -> PaymentRecorded:
     return {
         **invoice(invoice_row, actor),
         "payment_id": payment.id,
@@ -64,7 +71,7 @@ def payment_recorded(invoice_row: Invoice, payment: InvoicePayment, actor: str |
     }
 
 
-def trust_entry(entry: TrustEntry) -> dict[str, Any]:
+def trust_entry(entry: TrustEntry) -> TrustEntryData:
     return {
         "trust_entry_id": entry.id,
         "case_id": entry.case_id,

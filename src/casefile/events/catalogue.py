@@ -49,6 +49,8 @@ EVENT_NAMES: tuple[str, ...] = (
     "deadline.moved",
     "deadline.deleted",
     "audit.tree_head",
+    "webhook.failing",
+    "webhook.disabled",
     "time_entry.created",
     "time_entry.updated",
     "time_entry.deleted",

@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.access.holds import ensure_no_hold, lock_case
 from casefile.auth.permissions import Principal
+from casefile.billing.repository import financial_records
 from casefile.clock import utcnow
 from casefile.config.service import load as load_config
 from casefile.db import is_write_session
@@ -117,6 +118,9 @@ async def _purge(
         await documents_service.purge_documents(session, runtime, [item], purged_by=purged_by, reason=reason)
         return
     await ensure_no_hold(session, item.id, "purging the case")
+    # Accounting records outlive the matter: purging it would delete them (docs/billing.md).
+    if reason_kept := await financial_records(session, item.id):
+        raise Conflict(f"The case cannot be purged: {reason_kept}")
     documents = await documents_service.documents_of_case(session, item.id, include_trashed=True)
     document_reason = "retention" if reason == "retention" else "case_purged"
     await documents_service.purge_documents(
