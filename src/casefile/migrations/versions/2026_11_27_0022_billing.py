@@ -2,7 +2,7 @@
 payments, the invoice counter, the trust journal and each matter's trust balance
 
 Revision ID: 0022
-Revises: 0017
+Revises: 0019
 Create Date: 2026-11-27 16:00:00
 
 Expand-only (docs/upgrading.md): new tables, nothing of the previous release's changes. Amounts
@@ -18,7 +18,7 @@ from alembic import op
 import casefile.db
 
 revision: str = "0022"
-down_revision: str | None = "0017"
+down_revision: str | None = "0019"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
