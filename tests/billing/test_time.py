@@ -3,12 +3,15 @@ access through the matter."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import httpx
 
 from tests.billing.helpers import billed_case
 from tests.support.assertions import api_error, auth_error, details, ok
 from tests.support.factories import new_case, unique
-from tests.support.servers import Api
+from tests.support.servers import Api, make_settings, serving
+from tests.support.waiting import wait_until
 
 
 def test_quick_entry_rounds_to_the_increment_and_freezes_the_rate(api: Api, admin: httpx.Client) -> None:
@@ -209,3 +212,19 @@ def test_listing_parameters(admin: httpx.Client) -> None:
         {"id": b["id"], "amount": "0.00"}
     ]
     api_error(admin.get(url, params={"state": "nope"}), 422, "VALIDATION_ERROR")
+
+
+def test_a_running_timer_survives_a_restart(database: tuple[Path, str | None]) -> None:
+    data_dir, url = database
+    settings = make_settings(data_dir, url)
+    with serving(settings) as first, first.admin() as admin:
+        case = new_case(admin)
+        timer = ok(admin.post("/timers", json={"case_id": case["id"], "description": "Deposition prep"}), 201)
+    # Another process (a restart, or the next machine) on the same database.
+    with serving(settings) as second, second.admin() as admin:
+        [kept] = ok(admin.get("/timers"))
+        assert kept["id"] == timer["id"] and kept["running"] is True
+        later = wait_until(lambda: [t for t in ok(admin.get("/timers")) if t["elapsed_seconds"] >= 1])
+        assert later[0]["elapsed_seconds"] >= 1
+        entry = ok(admin.post(f"/timers/{timer['id']}/stop"), 201)
+        assert entry["description"] == "Deposition prep" and entry["seconds"] >= 1

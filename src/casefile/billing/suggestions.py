@@ -86,7 +86,7 @@ def _sessions(times: list[datetime], increment: timedelta) -> list[tuple[datetim
 async def suggest(
     session: AsyncSession, settings: Settings, principal: Principal, day: dt.date
 ) -> list[dict[str, Any]]:
-    if principal.user_id is None:
+    if principal.user_id is None or day >= dt.date.max:  # the day after the last is none
         return []
     start = datetime.combine(day, time(0), tzinfo=UTC)
     statement = (
