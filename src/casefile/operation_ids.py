@@ -156,6 +156,7 @@ OPERATION_IDS: dict[tuple[str, str], str] = {
     ("GET", "/api/v1/cases/{case_id}/trust"): "trust_ledger",
     ("POST", "/api/v1/cases/{case_id}/trust/deposits"): "trust_deposit",
     ("POST", "/api/v1/cases/{case_id}/trust/withdrawals"): "trust_withdraw",
+    ("GET", "/api/v1/trust/entries"): "trust_entries_list",
     ("GET", "/api/v1/trust/entries/{entry_id}"): "trust_entries_get",
     ("POST", "/api/v1/trust/entries/{entry_id}/reverse"): "trust_entries_reverse",
     ("GET", "/api/v1/trust/reconciliation"): "trust_reconciliation",

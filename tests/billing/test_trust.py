@@ -58,6 +58,23 @@ def test_deposits_payments_out_and_reversals(api: Api, admin: httpx.Client) -> N
     ledger = ok(admin.get(f"/cases/{case['id']}/trust", params={"order": "asc"}))
     assert [e["kind"] for e in ledger] == ["deposit", "withdrawal", "reversal", "withdrawal"]
     assert [e["balance_after"] for e in ledger] == ["1000.00", "749.50", "1000.00", "0.00"]
+    # The client's ledger across their matters.
+    other = ok(admin.post("/cases", json={"title": "Second matter", "client_name": None}), 201)
+    ok(
+        admin.post(
+            f"/cases/{other['id']}/parties", json={"contact_id": case["client"]["id"], "role": "client"}
+        ),
+        201,
+    )
+    ok(_move(admin, other["id"], "deposits", "5.00"), 201)
+    client_ledger = ok(
+        admin.get("/trust/entries", params={"contact_id": case["client"]["id"], "order": "asc"})
+    )
+    assert [(e["case_id"], e["amount"]) for e in client_ledger][-2:] == [
+        (case["id"], "-1000.00"),
+        (other["id"], "5.00"),
+    ]
+    assert len(client_ledger) == 5
     for bad in ("0", "-5.00", "1.001"):
         assert "amount" in details(
             api_error(_move(admin, case["id"], "deposits", bad), 422, "VALIDATION_ERROR")

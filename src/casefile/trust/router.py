@@ -62,6 +62,13 @@ async def withdraw(
     return envelope.created(TrustEntryOut.dump(entry), location=f"/api/v1/trust/entries/{entry.id}")
 
 
+@router.get("/trust/entries", response_model=PageEnvelope[TrustEntryOut])
+async def list_entries(principal: TrustRead, session: SessionDep, query: TrustQuery) -> JSONResponse:
+    """Trust entries of every matter the caller may see; `contact_id=` gives a client's ledger
+    across their matters; filters `kind`, `currency`."""
+    return envelope.listed(await service.client_ledger(session, principal, query), query, TrustEntryOut.dump)
+
+
 @router.get("/trust/entries/{entry_id}", response_model=Envelope[TrustEntryOut])
 async def get_entry(entry_id: str, principal: TrustRead, session: SessionDep) -> JSONResponse:
     return envelope.ok(TrustEntryOut.dump(await service.entry_for(session, principal, entry_id, Level.READ)))

@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from casefile.access.matter import Level, row_in_case
+from casefile.access.matter import Level, row_in_case, visible_to
 from casefile.audit import service as audit
 from casefile.auth.permissions import Principal
 from casefile.clock import utcnow
@@ -147,6 +147,14 @@ async def reverse(
         description=body.description or f"Reverses {entry.id}",
         reverses_id=entry.id,
     )
+
+
+async def client_ledger(session: AsyncSession, principal: Principal, query: ListQuery) -> Page[TrustEntry]:
+    """Entries across the matters the caller may see (`contact_id=` gives a client's ledger)."""
+    visible = select(Case.id).where(visible_to(principal))
+    page = await fetch_page(session, TRUST_LIST, query, conditions=[TrustEntry.case_id.in_(visible)])
+    await audit.record_read(session, "trust.entries", resource_type="trust")
+    return page
 
 
 async def ledger(session: AsyncSession, case: Case, query: ListQuery) -> tuple[Page[TrustEntry], list[Any]]:
