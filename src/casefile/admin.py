@@ -5,18 +5,42 @@ methods too, so that only administrators learn which admin endpoints exist; an a
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Request
+from dataclasses import replace
 
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse
+
+from casefile import envelope
+from casefile.access.matter import outside_walls
 from casefile.ai.router import admin_router as ai_admin_router
 from casefile.api_keys.router import router as api_keys_router
-from casefile.audit.router import router as audit_router
-from casefile.auth.dependencies import require_admin
+from casefile.audit import service as audit
+from casefile.audit.dependencies import AuditPage, TrailFilters
+from casefile.audit.schemas import AuditEntryOut
+from casefile.auth.dependencies import AdminPrincipal, require_admin
 from casefile.config.router import router as config_router
+from casefile.envelope import CursorPageEnvelope
 from casefile.groups.router import router as groups_router
+from casefile.models import AuditEntry
 from casefile.query_parameters import QueryCheck
+from casefile.request_scope import SessionDep
 from casefile.routing import AnyMethodRoute, unrouted_error
 from casefile.trash.router import router as trash_router
 from casefile.webhooks.router import router as webhooks_router
+
+audit_router = APIRouter(prefix="/audit", tags=["audit"])
+
+
+@audit_router.get("", response_model=CursorPageEnvelope[AuditEntryOut])
+async def list_audit(
+    admin: AdminPrincipal, session: SessionDep, filters: TrailFilters, page: AuditPage
+) -> JSONResponse:
+    """The audit trail, newest first, filtered by actor, case, action and time; pages follow
+    `meta.pagination.next_cursor`. Entries about a case the administrator is walled off from are
+    left out (docs/api-conventions.md#administrators-behind-walls)."""
+    readable = outside_walls(admin, AuditEntry.case_id)
+    items, next_cursor = await audit.list_entries(session, replace(filters, readable=readable), page)
+    return envelope.cursor_paginated(items, limit=page.limit, next_cursor=next_cursor)
 
 
 def build_admin_router() -> APIRouter:

@@ -48,6 +48,7 @@ from casefile.routing import CURRENT_PREFIX, ApiAliasMiddleware
 from casefile.runtime import Runtime
 from casefile.search.router import router as search_router
 from casefile.settings import Settings
+from casefile.shedding import LoadSheddingMiddleware
 from casefile.signin.router import router as signin_router
 from casefile.startup import settle_garbage_collector, start_runtime
 from casefile.tasks.router import router as tasks_router
@@ -169,6 +170,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             ],
             max_age=600,
         )
+    # Inside the metrics (a refusal is counted and logged like any answer), outside everything
+    # that costs work: a request turned away is answered before its body is read.
+    app.add_middleware(
+        LoadSheddingMiddleware,
+        metrics=metrics,
+        max_concurrent=settings.max_concurrent_requests,
+        max_queued=settings.max_queued_requests,
+        max_wait=settings.max_queue_wait_seconds,
+        retry_after=settings.overload_retry_after_seconds,
+    )
     app.add_middleware(RequestMetricsMiddleware, metrics=metrics)
     app.add_middleware(RequestIdMiddleware)
     # The unversioned prefix is an alias of the current version (docs/api-conventions.md#versioning).
