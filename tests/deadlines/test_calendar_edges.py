@@ -30,7 +30,11 @@ def test_every_rule_set_and_trigger_at_the_calendars_ends(admin: httpx.Client) -
                         assert "0001-01-01" <= deadline["due_on"] <= "9999-12-31"
                     continue
                 error = api_error(response, 422, "VALIDATION_ERROR")
-                assert "outside the calendar" in details(error)["trigger_date"], (rule_set["id"], trigger, day)
+                assert "outside the calendar" in details(error)["trigger_date"], (
+                    rule_set["id"],
+                    trigger,
+                    day,
+                )
     assert set(outcomes) == {200, 422} and outcomes[422] >= 10
 
 
@@ -53,7 +57,9 @@ def test_twenty_concurrent_rotations_leave_exactly_one_valid_token(api: Api) -> 
 
         with ThreadPoolExecutor(max_workers=20) as pool:
             responses = list(pool.map(rotate, range(20)))
-    assert [r.status_code for r in responses] == [201] * 20, [r.text for r in responses if r.status_code != 201]
+    assert [r.status_code for r in responses] == [201] * 20, [
+        r.text for r in responses if r.status_code != 201
+    ]
     urls = {r.json()["data"]["url"] for r in responses}
     assert len(urls) == 20
     with httpx.Client(base_url=api.root, timeout=30) as anonymous:
