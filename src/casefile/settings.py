@@ -136,10 +136,10 @@ class Settings(BaseSettings):
     # Load shedding (casefile.shedding, docs/operations.md#load-shedding): past these, a request
     # is answered 503 OVERLOADED with Retry-After at once instead of queueing for seconds.
     max_concurrent_requests: int = Field(
-        default=32, ge=0, description="Requests this process answers at once; the rest queue (0: no limit)"
+        default=16, ge=0, description="Requests this process answers at once; the rest queue (0: no limit)"
     )
     max_queued_requests: int = Field(
-        default=64, ge=0, description="Requests that may wait for a turn; one more is answered 503 at once"
+        default=16, ge=0, description="Requests that may wait for a turn; one more is answered 503 at once"
     )
     max_queue_wait_seconds: float = Field(
         default=5.0, gt=0, le=600, description="A request that waited this long for a turn is answered 503"

@@ -47,7 +47,7 @@ class Holder:
 def test_defaults() -> None:
     settings = Settings(_env_file=None)
     assert settings.max_queue_wait_seconds == 5
-    assert (settings.max_concurrent_requests, settings.max_queued_requests) == (32, 64)
+    assert (settings.max_concurrent_requests, settings.max_queued_requests) == (16, 16)
 
 
 def test_a_full_queue_and_a_long_wait_are_answered_503_at_once_and_counted(make_server: Any) -> None:
