@@ -119,3 +119,13 @@ def test_a_waiting_request_gets_the_next_free_turn(make_server: Any) -> None:
         holder.release()
         assert held.result(timeout=30).status_code == 200
         ok(waiting.result(timeout=30))
+
+
+def test_the_openapi_document_says_so(api: Api) -> None:
+    doc = httpx.get(api.root + "/openapi.json", timeout=30).json()
+    cases = doc["paths"]["/api/v1/cases"]["get"]["responses"]["503"]
+    assert "OVERLOADED" in cases["description"] and "Retry-After" in cases["headers"]
+    assert "503" not in doc["paths"]["/healthz"]["get"]["responses"]
+    # And the audit log's consistency proof documents its 404 (a size without a signed head).
+    proof = doc["paths"]["/api/v1/audit/consistency-proof"]["get"]["responses"]
+    assert "404" in proof and "signed" in proof["404"]["description"]

@@ -53,7 +53,16 @@ async def inclusion_proof(
     return envelope.ok(await proofs.inclusion_proof(session, entry_id, tree_size))
 
 
-@log_router.get("/consistency-proof", response_model=Envelope[ConsistencyProofOut])
+@log_router.get(
+    "/consistency-proof",
+    response_model=Envelope[ConsistencyProofOut],
+    responses={
+        404: {
+            "description": "No signed tree head has the size `first` or `second`, or none is signed yet "
+            "(`NOT_FOUND`): heads are signed per batch of the sequencer, so not every size has one"
+        }
+    },
+)
 async def consistency_proof(
     session: SessionDep,
     first: Annotated[int, Query(ge=1, le=2**62, description="The older signed head's size")],
