@@ -98,3 +98,4 @@ def test_skeleton_keys() -> None:
     assert name_key("Pa\u0443pal") == name_key("Paypal")  # Cyrillic small u
     assert name_key("M\u00fcller GmbH") == "muller"  # accents still go
     assert name_key("Smith") != name_key("Smyth")  # real differences stay
+    assert name_key("INITECH, L.L.C.") == name_key("Initech LLC") == "initech"  # case still does not count
