@@ -3,13 +3,18 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from pathlib import Path
+
 import httpx
 import pytest
+from alembic import command
 
+from casefile.migrate import alembic_config, upgrade
 from casefile.nlp.name_keys import name_key
 from tests.support.assertions import api_error, ok
 from tests.support.factories import new_case, unique
-from tests.support.servers import Api
+from tests.support.servers import Api, make_settings, run_sql
 
 from .test_conflicts import check, contact, party
 
@@ -99,3 +104,33 @@ def test_skeleton_keys() -> None:
     assert name_key("M\u00fcller GmbH") == "muller"  # accents still go
     assert name_key("Smith") != name_key("Smyth")  # real differences stay
     assert name_key("INITECH, L.L.C.") == name_key("Initech LLC") == "initech"  # case still does not count
+
+
+def test_migration_0018_folds_the_stored_keys(database: tuple[Path, str | None]) -> None:
+    """Keys stored before 0018 (without the fold) are recomputed; a contact written in look-alike
+    letters is found by its Latin spelling after the upgrade."""
+    settings = make_settings(*database)
+    settings.ensure_data_dir()
+    command.upgrade(alembic_config(settings), "0017")
+    now = datetime.now(UTC).replace(tzinfo=None)
+    run_sql(
+        settings,
+        "INSERT INTO contacts (id, kind, name, aliases, emails, phones, addresses, identifiers, tags,"
+        " created_at, updated_at) VALUES ('con_old', 'organization', :name, '[]', '[]', '[]', '[]',"
+        " '{}', '[]', :now, :now)",
+        name="\u0410\u0441m\u0435 Corp.",
+        now=now,
+    )
+    old_key = "\u0430\u0441m\u0435"  # what the previous rules made of it: Cyrillic letters kept
+    run_sql(
+        settings,
+        "INSERT INTO contact_names (contact_id, source, name, key, key_length)"
+        " VALUES ('con_old', 'contact', :name, :key, :length)",
+        name="\u0410\u0441m\u0435 Corp.",
+        key=old_key,
+        length=len(old_key),
+    )
+    upgrade(settings)
+    assert run_sql(settings, "SELECT key, key_length FROM contact_names WHERE contact_id = 'con_old'") == [
+        ("acme", 4)
+    ]

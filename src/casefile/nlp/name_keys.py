@@ -8,8 +8,8 @@ and "O'Brien" is "obrien"), any other punctuation as a space, and without the wo
 `data/name_match_noise.txt` (legal forms such as "Inc." or "GmbH", and "the"), the words in
 alphabetical order. A name made only of such words keeps them, so "The Company" still has a key.
 
-Before all that (once case-folded), letters that look alike are folded to one prototype (Unicode TR39 skeletons,
-`disarm.skeleton_key`): "Acme" written with a Cyrillic A (U+0410) and c (U+0441) is "acme",
+Before all that (once case-folded), letters that look alike are folded to one prototype (Unicode
+TR39 skeletons, `disarm.skeleton_key`): "Acme" written with a Cyrillic A (U+0410) and c (U+0441) is "acme",
 as are its full-width letters and "Ac\u200bme" with a zero-width space, so a look-alike spelling
 cannot slip past a conflict check. Keys stored in the database are recomputed when this changes
 (migration 0018).
