@@ -13,8 +13,9 @@ waiting, 5 s of wait: docs/operations.md#load-shedding), and without (`CASEFILE_
 REQUESTS=0`, every request admitted, as before). Issue 26's figures: bench/README.md.
 
 Run: `python bench/load_shedding.py [--db sqlite|postgresql|both] [--connections 200]
-[--seconds 20] [--shedding on|off|both] [--no-backoff]`; `--smoke` is a quick check that it works
-(20 connections, 3 s, the limits made small so that shedding happens). Loopback only.
+[--seconds 20] [--shedding on|off|both] [--no-backoff] [--max-concurrent N] [--max-queued N]`;
+`--smoke` is a quick check that it works (20 connections, 3 s, the limits made small so that
+shedding happens). Loopback only.
 """
 
 from __future__ import annotations
@@ -147,6 +148,11 @@ def run(kind: str, shedding: str, args: argparse.Namespace) -> str:
         limits["CASEFILE_MAX_CONCURRENT_REQUESTS"] = "0"
     elif args.smoke:
         limits |= {"CASEFILE_MAX_CONCURRENT_REQUESTS": "2", "CASEFILE_MAX_QUEUED_REQUESTS": "4"}
+    else:
+        if args.max_concurrent is not None:
+            limits["CASEFILE_MAX_CONCURRENT_REQUESTS"] = str(args.max_concurrent)
+        if args.max_queued is not None:
+            limits["CASEFILE_MAX_QUEUED_REQUESTS"] = str(args.max_queued)
     with server(kind, limits) as (port, base, token):
         before = shed_total(base)
         tally = asyncio.run(drive(port, token, args.connections, args.seconds, not args.no_backoff))
@@ -169,6 +175,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--shedding", default="both", choices=["on", "off", "both"])
     parser.add_argument("--no-backoff", action="store_true", help="send again at once after a 503")
+    parser.add_argument("--max-concurrent", type=int, default=None, help="CASEFILE_MAX_CONCURRENT_REQUESTS")
+    parser.add_argument("--max-queued", type=int, default=None, help="CASEFILE_MAX_QUEUED_REQUESTS")
     parser.add_argument(
         "--smoke", action="store_true", help="a quick check: 20 connections, 3 s, small limits"
     )
@@ -177,8 +185,9 @@ def main() -> None:
         args.connections, args.seconds = 20, 3.0
     kinds = ["sqlite", "postgresql"] if args.db == "both" else [args.db]
     modes = ["on", "off"] if args.shedding == "both" else [args.shedding]
+    limits = f", limits {args.max_concurrent or 'default'} at once / {args.max_queued or 'default'} waiting"
     print(
-        f"\n## GET /cases, {args.connections} connections, {args.seconds:g} s"
+        f"\n## GET /cases, {args.connections} connections, {args.seconds:g} s{limits}"
         f"{', no backoff after a 503' if args.no_backoff else ''}"
     )
     print("| database | shedding | answered/s | p50 ms | p99 ms | max ms | 503s | other | shed (/metrics) |")
