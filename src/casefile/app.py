@@ -14,7 +14,7 @@ from starlette.middleware.cors import CORSMiddleware
 
 from casefile import __version__, api_docs, envelope, error_handlers, openapi
 from casefile.access.matter import CaseNotVisible
-from casefile.admin import build_admin_router
+from casefile.admin import build_admin_router, log_entry_router
 from casefile.ai.router import router as ai_router
 from casefile.audit import denials
 from casefile.audit.router import log_router as audit_log_router
@@ -86,9 +86,10 @@ def include_api(app: FastAPI) -> None:
     app.include_router(build_admin_router(), prefix=CURRENT_PREFIX, dependencies=[nul_rule])
     # The audit log's heads and proofs: administrators, and API keys holding `read:audit`.
     audit_reader = Depends(Require(Permission.READ_AUDIT))
-    app.include_router(
-        audit_log_router, prefix=CURRENT_PREFIX, dependencies=[nul_rule, audit_reader, QueryCheck]
-    )
+    for log_router in (audit_log_router, log_entry_router):
+        app.include_router(
+            log_router, prefix=CURRENT_PREFIX, dependencies=[nul_rule, audit_reader, QueryCheck]
+        )
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:

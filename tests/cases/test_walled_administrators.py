@@ -57,6 +57,20 @@ def test_the_audit_trail_leaves_the_walled_matter_out(
     assert case["id"] not in {e["case_id"] for e in updates}
     assert "Falcon" not in str(updates)
 
+    # The log's inclusion proof shows its entry: 404 for an entry about the walled matter.
+    [entry] = [e for e in seen if e["action"] == "case.updated"]
+    wait_until(lambda: trail(admin, case_id=case["id"], action="case.updated")[0]["seq"] is not None)
+    assert ok(admin.get(f"/audit/entries/{entry['id']}/inclusion-proof"))["entry"]["id"] == entry["id"]
+    hidden = api_error(client.get(f"/audit/entries/{entry['id']}/inclusion-proof"), 404, "NOT_FOUND")
+    missing = api_error(
+        client.get("/audit/entries/aud_01m8es0bnj92z7a9538xb428hg/inclusion-proof"), 404, "NOT_FOUND"
+    )
+    assert hidden["message"] == missing["message"] == "Audit entry not found"
+
+    # Each refusal is recorded as denied, under the walled administrator.
+    denied = [e for e in trail(admin, case_id=case["id"], actor_id=user["id"]) if e["outcome"] == "denied"]
+    assert len(denied) >= 1
+
 
 def test_deliveries_of_the_walled_matter_do_not_exist_for_the_walled_administrator(
     admin: httpx.Client, walled: tuple[httpx.Client, dict[str, Any]], hooks: list[str], receiver: Receiver
@@ -126,3 +140,12 @@ def test_the_trash_and_holds_of_the_walled_matter_do_not_exist_for_the_walled_ad
         client.post("/holds/hold_01m8es0bnj92z7a9538xb428hg/release"), 404, "NOT_FOUND"
     )
     assert ok(admin.get(f"/cases/{held['id']}/holds"))[0]["released_at"] is None
+
+    # Each refusal is recorded as denied, under the action the request asked for.
+    actions = [
+        e["action"]
+        for case in (held, trashed)
+        for e in trail(admin, case_id=case["id"], actor_id=user["id"])
+        if e["outcome"] == "denied"
+    ]
+    assert sorted(actions) == ["hold.release", "trash.purge", "trash.restore"]

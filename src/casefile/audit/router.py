@@ -1,5 +1,6 @@
 """The verifiable log's endpoints under `/audit` (`log_router`, mounted by `casefile.app` for
-administrators and API keys holding `read:audit`). The trail's list for administrators,
+administrators and API keys holding `read:audit`); the inclusion proof, which shows its entry, is
+in `casefile.admin` with `GET /admin/audit`. The trail's list for administrators,
 `GET /admin/audit`, is in `casefile.admin` (it hides what walls hide, which the layers below
 `access` cannot know); a case's own trail, `GET /cases/{case_id}/audit`, is a case endpoint
 (`casefile.cases.router`)."""
@@ -15,7 +16,6 @@ from casefile import envelope
 from casefile.audit import proofs
 from casefile.audit.schemas import (
     ConsistencyProofOut,
-    InclusionProofOut,
     SigningKeyOut,
     TreeHeadOut,
 )
@@ -41,16 +41,6 @@ async def tree_head(tree_size: Annotated[int, Path(ge=0, le=2**62)], session: Se
 async def signing_keys(session: SessionDep) -> JSONResponse:
     """Every key that has signed tree heads, oldest first (rotated keys stay)."""
     return envelope.ok(await proofs.signing_keys(session))
-
-
-@log_router.get("/entries/{entry_id}/inclusion-proof", response_model=Envelope[InclusionProofOut])
-async def inclusion_proof(
-    entry_id: str,
-    session: SessionDep,
-    tree_size: Annotated[int | None, Query(ge=1, le=2**62, description="Default: the newest head")] = None,
-) -> JSONResponse:
-    """The entry, and the proof (RFC 9162 audit path) that it is in the tree of a signed head."""
-    return envelope.ok(await proofs.inclusion_proof(session, entry_id, tree_size))
 
 
 @log_router.get(
