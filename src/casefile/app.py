@@ -32,6 +32,7 @@ from casefile.documents.router import router as documents_router
 from casefile.documents.service import collect_orphaned_content
 from casefile.errors import Forbidden, NotReady
 from casefile.holds.router import router as holds_router
+from casefile.idempotency import IdempotencyMiddleware, Replayed, replay_response
 from casefile.input_rules import refuse_nul_in_parameters
 from casefile.metrics import Metrics, RequestMetricsMiddleware
 from casefile.middleware import (
@@ -53,8 +54,41 @@ from casefile.signin.router import router as signin_router
 from casefile.startup import settle_garbage_collector, start_runtime
 from casefile.tasks.router import router as tasks_router
 from casefile.users.router import router as users_router
+from casefile.webhooks.router import catalogue_router as webhook_catalogue_router
 
 log = logging.getLogger("casefile")
+
+
+def add_cors(app: FastAPI, settings: Settings) -> None:
+    if settings.cors_origin_list:
+        # Browsers of the listed origins only (docs/operations.md#cors). Credentials are tokens in
+        # headers, never cookies, so no `allow_credentials`. A preflight is answered here, before
+        # the routes (which answer OPTIONS with 405).
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_origin_list,
+            allow_methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
+            allow_headers=[
+                "Authorization",
+                "X-API-Key",
+                "Content-Type",
+                "X-Request-ID",
+                "If-None-Match",
+                "Range",
+            ],
+            expose_headers=[
+                "X-Request-ID",
+                "X-Client-Request-ID",
+                "X-RateLimit-Limit",
+                "X-RateLimit-Remaining",
+                "X-RateLimit-Reset",
+                "Retry-After",
+                "ETag",
+                "Content-Disposition",
+                "Content-Range",
+            ],
+            max_age=600,
+        )
 
 
 def include_api(app: FastAPI) -> None:
@@ -79,6 +113,7 @@ def include_api(app: FastAPI) -> None:
         contacts_router,
         conflicts_router,
         notes_router,
+        webhook_catalogue_router,
     )
     practice = (tasks_router, deadlines_router, calendar_router)
     for router in (*routers, *practice):
@@ -138,39 +173,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Refusals that concern a case leave a `denied` entry in the audit trail, then answer as usual.
     app.add_exception_handler(CaseNotVisible, denials.on_case_not_visible)
     app.add_exception_handler(Forbidden, denials.on_forbidden)
-    # Added last = outermost: the request id is set before anything else runs.
+    app.add_exception_handler(Replayed, replay_response)
+    # Added last = outermost: the request id is set before anything else runs. The idempotency
+    # layer is innermost: what it stores is the handler's answer, without the outer layers' headers.
+    app.add_middleware(IdempotencyMiddleware)
     app.add_middleware(RateLimitHeadersMiddleware)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_json_body_bytes)
     app.add_middleware(TransportSecurityMiddleware, require_https=settings.require_https)
-    if settings.cors_origin_list:
-        # Browsers of the listed origins only (docs/operations.md#cors). Credentials are tokens in
-        # headers, never cookies, so no `allow_credentials`. A preflight is answered here, before
-        # the routes (which answer OPTIONS with 405).
-        app.add_middleware(
-            CORSMiddleware,
-            allow_origins=settings.cors_origin_list,
-            allow_methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
-            allow_headers=[
-                "Authorization",
-                "X-API-Key",
-                "Content-Type",
-                "X-Request-ID",
-                "If-None-Match",
-                "Range",
-            ],
-            expose_headers=[
-                "X-Request-ID",
-                "X-Client-Request-ID",
-                "X-RateLimit-Limit",
-                "X-RateLimit-Remaining",
-                "X-RateLimit-Reset",
-                "Retry-After",
-                "ETag",
-                "Content-Disposition",
-                "Content-Range",
-            ],
-            max_age=600,
-        )
+    add_cors(app, settings)
     # Inside the metrics (a refusal is counted and logged like any answer), outside everything
     # that costs work: a request turned away is answered before its body is read.
     app.add_middleware(

@@ -9,6 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 from alembic import command
+from alembic.script import ScriptDirectory
 
 from casefile.migrate import alembic_config, upgrade
 from casefile.nlp.name_keys import name_key
@@ -111,7 +112,9 @@ def test_migration_0018_folds_the_stored_keys(database: tuple[Path, str | None])
     letters is found by its Latin spelling after the upgrade."""
     settings = make_settings(*database)
     settings.ensure_data_dir()
-    command.upgrade(alembic_config(settings), "0017")
+    config = alembic_config(settings)
+    before = ScriptDirectory.from_config(config).get_revision("0018").down_revision  # wherever it is chained
+    command.upgrade(config, str(before))
     now = datetime.now(UTC).replace(tzinfo=None)
     run_sql(
         settings,

@@ -1,7 +1,7 @@
 """Contact name keys fold look-alike letters (Unicode TR39 skeletons)
 
 Revision ID: 0018
-Revises: 0017
+Revises: 0019 (written on 0017; re-chained after 0019 when main gained it, so that there is one head)
 Create Date: 2026-11-27 16:00:00
 
 No schema change. `contact_names.key` (what conflict checks compare and contact search looks in)
@@ -10,7 +10,7 @@ contact written "Асmе" with Cyrillic А and с has the key "acme". The keys s
 recomputed here, with their lengths; a key that does not change is not written. A previous release
 still running during a rolling upgrade writes keys without the fold for the contacts it saves;
 they match as before and are folded by the next contact update (or by running this again after
-`casefile migrate --to 0017`).
+a downgrade).
 """
 
 from collections.abc import Sequence
@@ -21,7 +21,7 @@ from alembic import op
 from casefile.nlp.name_keys import name_key
 
 revision: str = "0018"
-down_revision: str | None = "0017"
+down_revision: str | None = "0019"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
