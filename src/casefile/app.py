@@ -14,7 +14,7 @@ from starlette.middleware.cors import CORSMiddleware
 
 from casefile import __version__, api_docs, envelope, error_handlers, openapi
 from casefile.access.matter import CaseNotVisible
-from casefile.admin import build_admin_router
+from casefile.admin import build_admin_router, log_entry_router
 from casefile.ai.router import router as ai_router
 from casefile.audit import denials
 from casefile.audit.router import log_router as audit_log_router
@@ -51,6 +51,7 @@ from casefile.routing import CURRENT_PREFIX, ApiAliasMiddleware
 from casefile.runtime import Runtime
 from casefile.search.router import router as search_router
 from casefile.settings import Settings
+from casefile.shedding import LoadSheddingMiddleware
 from casefile.signin.router import router as signin_router
 from casefile.startup import settle_garbage_collector, start_runtime
 from casefile.tasks.router import router as tasks_router
@@ -59,6 +60,38 @@ from casefile.users.router import router as users_router
 from casefile.webhooks.router import catalogue_router as webhook_catalogue_router
 
 log = logging.getLogger("casefile")
+
+
+def add_cors(app: FastAPI, settings: Settings) -> None:
+    if settings.cors_origin_list:
+        # Browsers of the listed origins only (docs/operations.md#cors). Credentials are tokens in
+        # headers, never cookies, so no `allow_credentials`. A preflight is answered here, before
+        # the routes (which answer OPTIONS with 405).
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_origin_list,
+            allow_methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
+            allow_headers=[
+                "Authorization",
+                "X-API-Key",
+                "Content-Type",
+                "X-Request-ID",
+                "If-None-Match",
+                "Range",
+            ],
+            expose_headers=[
+                "X-Request-ID",
+                "X-Client-Request-ID",
+                "X-RateLimit-Limit",
+                "X-RateLimit-Remaining",
+                "X-RateLimit-Reset",
+                "Retry-After",
+                "ETag",
+                "Content-Disposition",
+                "Content-Range",
+            ],
+            max_age=600,
+        )
 
 
 def include_api(app: FastAPI) -> None:
@@ -98,9 +131,10 @@ def include_api(app: FastAPI) -> None:
     app.include_router(build_admin_router(), prefix=CURRENT_PREFIX, dependencies=[nul_rule])
     # The audit log's heads and proofs: administrators, and API keys holding `read:audit`.
     audit_reader = Depends(Require(Permission.READ_AUDIT))
-    app.include_router(
-        audit_log_router, prefix=CURRENT_PREFIX, dependencies=[nul_rule, audit_reader, QueryCheck]
-    )
+    for log_router in (audit_log_router, log_entry_router):
+        app.include_router(
+            log_router, prefix=CURRENT_PREFIX, dependencies=[nul_rule, audit_reader, QueryCheck]
+        )
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -156,35 +190,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(RateLimitHeadersMiddleware)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_json_body_bytes)
     app.add_middleware(TransportSecurityMiddleware, require_https=settings.require_https)
-    if settings.cors_origin_list:
-        # Browsers of the listed origins only (docs/operations.md#cors). Credentials are tokens in
-        # headers, never cookies, so no `allow_credentials`. A preflight is answered here, before
-        # the routes (which answer OPTIONS with 405).
-        app.add_middleware(
-            CORSMiddleware,
-            allow_origins=settings.cors_origin_list,
-            allow_methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
-            allow_headers=[
-                "Authorization",
-                "X-API-Key",
-                "Content-Type",
-                "X-Request-ID",
-                "If-None-Match",
-                "Range",
-            ],
-            expose_headers=[
-                "X-Request-ID",
-                "X-Client-Request-ID",
-                "X-RateLimit-Limit",
-                "X-RateLimit-Remaining",
-                "X-RateLimit-Reset",
-                "Retry-After",
-                "ETag",
-                "Content-Disposition",
-                "Content-Range",
-            ],
-            max_age=600,
-        )
+    add_cors(app, settings)
+    # Inside the metrics (a refusal is counted and logged like any answer), outside everything
+    # that costs work: a request turned away is answered before its body is read.
+    app.add_middleware(
+        LoadSheddingMiddleware,
+        metrics=metrics,
+        max_concurrent=settings.max_concurrent_requests,
+        max_queued=settings.max_queued_requests,
+        max_wait=settings.max_queue_wait_seconds,
+        retry_after=settings.overload_retry_after_seconds,
+    )
     app.add_middleware(RequestMetricsMiddleware, metrics=metrics)
     app.add_middleware(RequestIdMiddleware)
     # The unversioned prefix is an alias of the current version (docs/api-conventions.md#versioning).

@@ -37,6 +37,7 @@ class ErrorCode(Enum):
     SSO_PROVIDER_UNAVAILABLE = 503, "The single sign-on provider cannot be reached; try again later"
     NOT_READY = 503, "The service is not ready"
     AI_UNAVAILABLE = 503, "This server was installed without local AI models"
+    OVERLOADED = 503, "The server is busy; try again after the time in Retry-After"
 
 
 class AppError(Exception):
@@ -107,6 +108,11 @@ class SsoNotConfigured(NotFound):
 
 class NotReady(AppError, code=ErrorCode.NOT_READY):
     """`/readyz`: a dependency the service needs (the database) does not answer."""
+
+
+class Overloaded(AppError, code=ErrorCode.OVERLOADED):
+    """Load shedding (`casefile.shedding`): the request waited too long for its turn, or found the
+    queue full. Answered at once, with `Retry-After`."""
 
 
 class AiUnavailable(AppError, code=ErrorCode.AI_UNAVAILABLE):

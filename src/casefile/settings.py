@@ -153,6 +153,20 @@ class Settings(BaseSettings):
     sqlite_pool_size: int = Field(
         default=2, ge=1, le=200, description="Connections of the SQLite write engine (reads use db_pool_size)"
     )
+    # Load shedding (casefile.shedding, docs/operations.md#load-shedding): past these, a request
+    # is answered 503 OVERLOADED with Retry-After at once instead of queueing for seconds.
+    max_concurrent_requests: int = Field(
+        default=16, ge=0, description="Requests this process answers at once; the rest queue (0: no limit)"
+    )
+    max_queued_requests: int = Field(
+        default=16, ge=0, description="Requests that may wait for a turn; one more is answered 503 at once"
+    )
+    max_queue_wait_seconds: float = Field(
+        default=5.0, gt=0, le=600, description="A request that waited this long for a turn is answered 503"
+    )
+    overload_retry_after_seconds: int = Field(
+        default=1, ge=1, le=3600, description="The Retry-After of a 503 OVERLOADED answer"
+    )
     log_level: str = "INFO"
     log_format: Literal["text", "json"] = Field(
         default="text", description="`json`: one JSON object per log line (docs/operations.md#logs)"

@@ -34,8 +34,10 @@ from casefile.events.outbox import emit
 from casefile.models import ApiKey, AuthSession, RefreshToken, User
 from casefile.runtime import Runtime
 
-# A used refresh token presented again this soon is a retry (the answer was lost, two tabs
-# refreshed at once): it gets the pair the first presentation got. Any later reuse ends the session.
+# A used refresh token presented again this soon, by the same client (address and user agent), is
+# a retry (the answer was lost, two tabs refreshed at once): it gets the pair the first
+# presentation got. Any other reuse ends the session (RFC 9700, 4.14.2: reuse detection): later
+# than this, from another client, or once the pair it was exchanged for has been used itself.
 REFRESH_RETRY_WINDOW = timedelta(seconds=10)
 # last_used_at is a hint for operators, not an audit log: write it at most once a minute per key.
 LAST_USED_RESOLUTION = timedelta(seconds=60)
@@ -121,7 +123,16 @@ async def open_session(session: AsyncSession, runtime: Runtime, user: User, *, m
     return await _start_tokens(session, runtime, user, auth_session)
 
 
-async def refresh(session: AsyncSession, runtime: Runtime, *, refresh_token: str) -> IssuedTokens:
+def client_fingerprint(address: str, user_agent: str) -> str:
+    """Who presents a refresh token, as far as a server can tell: its address and user agent
+    (hashed: kept sealed beside the pair, never shown)."""
+    return hashlib.sha256(f"{address}\n{user_agent}".encode()).hexdigest()
+
+
+async def refresh(
+    session: AsyncSession, runtime: Runtime, *, refresh_token: str, client: str
+) -> IssuedTokens:
+    """Exchange a refresh token; `client`: `client_fingerprint` of the caller."""
     now = utcnow()
     token_hash = hash_refresh_token(refresh_token)
     # Marking the token used is one atomic UPDATE: of two concurrent refreshes, exactly one wins;
@@ -140,10 +151,10 @@ async def refresh(session: AsyncSession, runtime: Runtime, *, refresh_token: str
     if row is None:
         stale = await session.scalar(select(RefreshToken).where(RefreshToken.token_hash == token_hash))
         if stale is not None and stale.used_at is not None:
-            retried = await _pair_for_a_retry(session, runtime, stale, now)
+            retried = await _pair_for_a_retry(session, runtime, stale, now, client)
             if retried is not None:
                 return retried
-            # A used token presented again, later than a retry: it leaked. End the whole session,
+            # A used token presented again, and not a retry: it leaked. End the whole session,
             # and keep that revocation even though this request fails.
             stale.retry_pair_sealed = None
             await revoke_session(session, runtime, stale.session_id, reason="refresh_token_reuse")
@@ -155,7 +166,7 @@ async def refresh(session: AsyncSession, runtime: Runtime, *, refresh_token: str
     await session.execute(
         update(RefreshToken)
         .where(RefreshToken.id == token_id)
-        .values(retry_pair_sealed=runtime.secret_box.seal(_pair_json(issued)))
+        .values(retry_pair_sealed=runtime.secret_box.seal(_pair_json(issued, client)))
     )
     return issued
 
@@ -171,25 +182,37 @@ async def _live_session(session: AsyncSession, session_id: str) -> tuple[User, A
     return user, auth_session
 
 
-def _pair_json(issued: IssuedTokens) -> str:
+def _pair_json(issued: IssuedTokens, client: str) -> str:
     return json.dumps(
         {
             "access_token": issued.access_token,
             "expires_at": issued.expires_at_epoch,
             "refresh_token": issued.refresh_token,
+            "client": client,
         }
     )
 
 
 async def _pair_for_a_retry(
-    session: AsyncSession, runtime: Runtime, used: RefreshToken, now: datetime
+    session: AsyncSession, runtime: Runtime, used: RefreshToken, now: datetime, client: str
 ) -> IssuedTokens | None:
-    """The pair `used` was exchanged for, if it is presented again within REFRESH_RETRY_WINDOW
-    (a client's retry, two tabs at once): the same pair, not a second one. None otherwise."""
+    """The pair `used` was exchanged for, if this is a retry: within REFRESH_RETRY_WINDOW, by the
+    client that exchanged it, and before the new refresh token has been used (a client that used
+    it had the pair: presenting the old one again is not a retry). The same pair, not a second
+    one. None otherwise."""
     if used.used_at is None or used.retry_pair_sealed is None or now - used.used_at > REFRESH_RETRY_WINDOW:
         return None
-    user, _ = await _live_session(session, used.session_id)
     pair = json.loads(runtime.secret_box.open(used.retry_pair_sealed))
+    # A pair sealed before the client was recorded (the previous release) is no retry's.
+    if not hmac.compare_digest(str(pair.get("client", "")), client):
+        return None
+    successor = hash_refresh_token(pair["refresh_token"])
+    successor_used = await session.scalar(
+        select(RefreshToken.used_at).where(RefreshToken.token_hash == successor)
+    )
+    if successor_used is not None:
+        return None
+    user, _ = await _live_session(session, used.session_id)
     return IssuedTokens(
         user=user,
         access_token=pair["access_token"],
