@@ -61,6 +61,16 @@ BODIES: dict[tuple[str, str], dict[str, Any]] = {
         "trigger_date": "2026-12-02",
     },
     ("PATCH", "/cases/{case_id}/deadlines/{deadline_id}"): {"trigger_date": "2026-12-09"},
+    ("POST", "/cases/{case_id}/time-entries"): {"seconds": 600, "description": "Call with client"},
+    ("POST", "/cases/{case_id}/expenses"): {"amount": "12.50", "category": "filing fees"},
+    ("POST", "/cases/{case_id}/invoices"): {"start": "2026-11-01", "end": "2026-11-30"},
+    ("POST", "/cases/{case_id}/trust/deposits"): {"amount": "100.00", "reference": "CHQ 1"},
+    ("POST", "/cases/{case_id}/trust/withdrawals"): {"amount": "1.00", "reference": "CHQ 2"},
+    ("POST", "/cases/{case_id}/trust/transfers"): {
+        "invoice_id": "inv_none",
+        "amount": "1.00",
+        "reference": "TR 1",
+    },
 }
 UPLOADS = {("POST", "/cases/{case_id}/documents")}
 # An administrator reads and replaces the access settings of any case, one they are walled off

@@ -13,6 +13,7 @@ from decimal import Decimal
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile.access.holds import ensure_no_hold
 from casefile.access.matter import Level, row_in_case
 from casefile.auth.permissions import Principal
 from casefile.billing import rules
@@ -147,6 +148,7 @@ def _require_draft(invoice: Invoice) -> None:
 
 
 async def update_draft(session: AsyncSession, invoice: Invoice, body: InvoiceUpdate) -> list[InvoiceLine]:
+    await ensure_no_hold(session, invoice.case_id, "changing an invoice")
     _require_draft(invoice)
     if body.discount_percent is not None:
         invoice.discount_percent = _percent("discount_percent", body.discount_percent)
@@ -156,6 +158,7 @@ async def update_draft(session: AsyncSession, invoice: Invoice, body: InvoiceUpd
 
 
 async def write_off(session: AsyncSession, invoice: Invoice, line_id: str, amount: str) -> list[InvoiceLine]:
+    await ensure_no_hold(session, invoice.case_id, "writing off an invoice line")
     _require_draft(invoice)
     line = await session.get(InvoiceLine, line_id)
     if line is None or line.invoice_id != invoice.id:
@@ -183,6 +186,10 @@ async def _next_number(session: AsyncSession, settings: Settings) -> str:
 async def move(
     session: AsyncSession, settings: Settings, actor: Principal, invoice: Invoice, action: str
 ) -> Invoice:
+    if action == "void":
+        # Voiding undoes a bill (its entries become billable again); approving and sending only
+        # settle it further, so a hold allows them (docs/billing.md#legal-holds).
+        await ensure_no_hold(session, invoice.case_id, "voiding an invoice")
     sources, target = MOVES[action]
     if invoice.state not in sources:
         raise InvalidStatusTransition(f"Cannot {action} an invoice that is {invoice.state}")

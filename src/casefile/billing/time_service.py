@@ -9,6 +9,7 @@ from __future__ import annotations
 from sqlalchemy import Select, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile.access.holds import ensure_no_hold
 from casefile.access.matter import Level, case_for, row_in_case
 from casefile.audit import service as audit
 from casefile.auth.permissions import Permission, Principal
@@ -110,6 +111,8 @@ async def entry_for(session: AsyncSession, principal: Principal, entry_id: str, 
 async def update_entry(
     session: AsyncSession, settings: Settings, actor: Principal, entry: TimeEntry, body: TimeEntryUpdate
 ) -> TimeEntry:
+    # A held matter's time is evidence of what was done when (docs/billing.md#legal-holds).
+    await ensure_no_hold(session, entry.case_id, "changing a time entry")
     if entry.state == "billed" or entry.invoice_id is not None:
         raise Conflict(BILLED)
     values = body.model_dump(exclude_unset=True)
@@ -130,6 +133,7 @@ async def update_entry(
 
 
 async def delete_entry(session: AsyncSession, actor: Principal, entry: TimeEntry) -> None:
+    await ensure_no_hold(session, entry.case_id, "deleting a time entry")
     if entry.state == "billed" or entry.invoice_id is not None:
         raise Conflict(BILLED)
     await emit(session, "time_entry.deleted", payloads.time_entry(entry, actor.actor_id))
