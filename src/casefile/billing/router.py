@@ -170,8 +170,10 @@ async def create_expense(
 
 
 @router.get("/billing/rates", response_model=Envelope[list[RateOut]])
-async def list_rates(_: BillingRead, session: SessionDep, user_id: str | None = None) -> JSONResponse:
-    return envelope.ok([RateOut.dump(r) for r in await time_service.list_rates(session, user_id)])
+async def list_rates(principal: BillingRead, session: SessionDep, user_id: str | None = None) -> JSONResponse:
+    """The rates; a matter's rate only where the caller may see the matter."""
+    rates = await time_service.list_rates(session, user_id, visible_cases(principal))
+    return envelope.ok([RateOut.dump(r) for r in rates])
 
 
 @router.put("/billing/rates", response_model=Envelope[RateOut])

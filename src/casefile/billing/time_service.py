@@ -6,7 +6,7 @@ and is frozen on it, so a later change of rates never changes recorded time."""
 
 from __future__ import annotations
 
-from sqlalchemy import Select, select
+from sqlalchemy import Select, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.access.holds import ensure_no_hold
@@ -298,8 +298,15 @@ async def set_rate(session: AsyncSession, settings: Settings, actor: Principal, 
     return row
 
 
-async def list_rates(session: AsyncSession, user_id: str | None) -> list[BillingRate]:
-    statement = select(BillingRate).order_by(BillingRate.user_id, BillingRate.id)
+async def list_rates(
+    session: AsyncSession, user_id: str | None, visible: Select[tuple[str]]
+) -> list[BillingRate]:
+    """The rates; a matter's rate only where the caller may see the matter (walls included)."""
+    statement = (
+        select(BillingRate)
+        .where(or_(BillingRate.case_id.is_(None), BillingRate.case_id.in_(visible)))
+        .order_by(BillingRate.user_id, BillingRate.id)
+    )
     if user_id:
         statement = statement.where(BillingRate.user_id == user_id)
     return list((await session.scalars(statement)).all())

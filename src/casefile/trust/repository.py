@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import Select, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.listing import ListSpec
@@ -54,6 +54,11 @@ async def locked_balance(session: AsyncSession, case_id: str, currency: str) -> 
 async def balances(session: AsyncSession, case_id: str) -> list[TrustBalance]:
     statement = select(TrustBalance).where(TrustBalance.case_id == case_id).order_by(TrustBalance.currency)
     return list((await session.scalars(statement)).all())
+
+
+def trust_matters_among(cases: Select[Any]) -> Select[Any]:
+    """Which of `cases` (a query of case ids) have trust entries."""
+    return select(TrustEntry.case_id).distinct().where(TrustEntry.case_id.in_(cases))
 
 
 async def journal_by_matter(session: AsyncSession, currency: str, through: date) -> list[Any]:

@@ -103,5 +103,7 @@ async def reconciliation(
     administrator's (or a key's with `read:trust` made by one) report."""
     if not principal.acts_as_admin:
         raise admin_required()
-    report = await service.reconcile(session, runtime.settings, month, bank_balance, currency)
+    report = await service.reconcile(
+        session, runtime.settings, principal, month=month, bank_balance=bank_balance, currency=currency
+    )
     return envelope.ok(ReconciliationOut.model_validate(report).model_dump(mode="json"))

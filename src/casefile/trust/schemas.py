@@ -69,6 +69,9 @@ class LedgerDifference(OutModel):
     expected: str
     found: str
     difference: str
+    withheld: bool = Field(
+        default=False, description="A matter the caller may not see: counted, its identity left out"
+    )
 
 
 class ReconciliationOut(OutModel):

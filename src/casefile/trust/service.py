@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from casefile.access.matter import Level, row_in_case, visible_to
+from casefile.access.matter import Level, row_in_case, visible_to, walled_off
 from casefile.audit import service as audit
 from casefile.auth.permissions import Principal
 from casefile.clock import utcnow
@@ -174,12 +174,23 @@ def month_end(month: str) -> date:
 
 
 async def reconcile(
-    session: AsyncSession, settings: Settings, month: str, bank_balance: str, currency: str | None
+    session: AsyncSession,
+    settings: Settings,
+    principal: Principal,
+    *,
+    month: str,
+    bank_balance: str,
+    currency: str | None,
 ) -> dict[str, Any]:
     """Three-way reconciliation at the month's end: the bank statement's balance (as the user
     read it), the trust journal (every entry's amount summed), and the client ledgers (each
     matter's running balance as recorded on its last entry, summed per client). Each difference
-    is listed."""
+    is listed.
+
+    The bank account holds every matter's money, so the totals count every matter; a matter a
+    wall keeps the caller off counts in them without its identity: its ledger in one `withheld`
+    client line, its differences with no case or client (a matter in the trash is named, as in
+    the other administration views; docs/billing.md#trust-reconciliation)."""
     code = currency or settings.billing_currency
     through = month_end(month)
     try:
@@ -188,19 +199,34 @@ async def reconcile(
         raise ValidationFailed.on("bank_balance", str(exc)) from exc
     journal, ledgers = Money.zero(code), Money.zero(code)
     clients: dict[str | None, Money] = {}
+    withheld: Money | None = None
     differences: list[dict[str, Any]] = []
+    walled = set(await session.scalars(repository.trust_matters_among(walled_off(principal))))
     for row in await repository.journal_by_matter(session, code, through):
         matter_journal = Money.from_minor(int(row.journal), code)
         matter_ledger = Money.from_minor(
             await repository.last_balance(session, row.case_id, code, through), code
         )
         journal, ledgers = journal + matter_journal, ledgers + matter_ledger
-        clients[row.contact_id] = clients.get(row.contact_id, Money.zero(code)) + matter_ledger
+        shown = row.case_id not in walled
+        if shown:
+            clients[row.contact_id] = clients.get(row.contact_id, Money.zero(code)) + matter_ledger
+        else:
+            withheld = (withheld or Money.zero(code)) + matter_ledger
         if matter_ledger != matter_journal:
-            differences.append(_difference("matter_ledger_vs_journal", matter_journal, matter_ledger, row))
+            differences.append(
+                _difference("matter_ledger_vs_journal", matter_journal, matter_ledger, row if shown else None)
+            )
+            differences[-1]["withheld"] = not shown
     if bank != journal:
         differences.append(_difference("bank_vs_journal", journal, bank, None))
     await audit.record_read(session, "trust.reconciliation", resource_type="trust", resource_id=month)
+    lines = [
+        {"contact_id": contact, "balance": str(amount.amount), "withheld": False}
+        for contact, amount in sorted(clients.items(), key=lambda kv: kv[0] or "")
+    ]
+    if withheld is not None:
+        lines.append({"contact_id": None, "balance": str(withheld.amount), "withheld": True})
     return {
         "month": month,
         "through": through,
@@ -209,10 +235,7 @@ async def reconcile(
         "journal_balance": str(journal.amount),
         "client_ledgers_balance": str(ledgers.amount),
         "agrees": not differences,
-        "clients": [
-            {"contact_id": contact, "balance": str(amount.amount)}
-            for contact, amount in sorted(clients.items(), key=lambda kv: kv[0] or "")
-        ],
+        "clients": lines,
         "differences": differences,
     }
 
