@@ -1,7 +1,8 @@
 """No existence oracle: every route that names a matter's things (a case, a document, a note, a
-task, a party, a deadline, a hold, a job) answers a caller who may not see the matter exactly as it
-answers for a thing that does not exist: same status, same body shape, same code and message. And
-every such refusal leaves a `denied` entry in the audit trail, the same way on every route.
+task, a party, a deadline, a hold, a job, a time entry, an invoice, a trust entry) answers a
+caller who may not see the matter exactly as it answers for a thing that does not exist: same
+status, same body shape, same code and message. And every such refusal leaves a `denied` entry in
+the audit trail, the same way on every route.
 
 The routes are taken from the application itself (`app.routes`), so a route added later is walked
 too; a route the test does not know how to call fails it.
@@ -34,7 +35,12 @@ MATTER_PARAMETERS = {
     "deadline_id": "dl",
     "hold_id": "hold",
     "job_id": "job",
+    "invoice_id": "inv",
+    "entry_id": "time",  # a time entry; under /trust/entries/, a trust entry (TRUST_ENTRY)
 }
+TRUST_ENTRY = ("/trust/entries/{entry_id}", "trust_entry_id", "trx")
+# `entry_id` names an audit entry elsewhere (its inclusion proof): tests/cases/test_walled_administrators.py.
+BILLING_ENTRIES = ("/time-entries/{entry_id}", TRUST_ENTRY[0])
 
 # A body that would be accepted for a thing the caller may see (so that the refusal is the one
 # about the thing, not about the body).
@@ -71,6 +77,14 @@ BODIES: dict[tuple[str, str], dict[str, Any]] = {
         "amount": "1.00",
         "reference": "TR 1",
     },
+    ("PATCH", "/time-entries/{entry_id}"): {"description": "Changed"},
+    ("PATCH", "/invoices/{invoice_id}"): {"discount_percent": "5"},
+    ("PATCH", "/invoices/{invoice_id}/lines/{line_id}"): {"write_off": "1.00"},
+    ("POST", "/invoices/{invoice_id}/approve"): {},
+    ("POST", "/invoices/{invoice_id}/send"): {},
+    ("POST", "/invoices/{invoice_id}/void"): {},
+    ("POST", "/invoices/{invoice_id}/payments"): {"amount": "1.00"},
+    ("POST", "/trust/entries/{entry_id}/reverse"): {"reference": "Bounced"},
 }
 UPLOADS = {("POST", "/cases/{case_id}/documents")}
 # An administrator reads and replaces the access settings of any case, one they are walled off
@@ -87,7 +101,9 @@ def matter_routes(api: Api, caller: str = "outsider") -> list[tuple[str, str]]:
         path = route.path_format or ""
         if not isinstance(route.original_route, APIRoute) or not path.startswith(CURRENT_PREFIX):
             continue
-        if not any(f"{{{name}}}" in path for name in MATTER_PARAMETERS):
+        named = [name for name in MATTER_PARAMETERS if f"{{{name}}}" in path]
+        relative = path.removeprefix(CURRENT_PREFIX)
+        if not named or (named == ["entry_id"] and not relative.startswith(BILLING_ENTRIES)):
             continue
         found += [(method, path.removeprefix(CURRENT_PREFIX)) for method in sorted(route.methods or ())]
     return [r for r in found if caller != "walled_admin" or r not in WALL_MANAGEMENT]
@@ -118,6 +134,16 @@ def hidden(api: Api) -> Iterator[Hidden]:
             json={"rule_set": "frcp", "trigger": "service", "trigger_date": "2026-12-02", "save": True},
         )
     )
+    # Its billing: a time entry, an invoice (of September's time) and a trust deposit.
+    me = ok(admin.get("/users/me"))
+    ok(admin.put("/billing/rates", json={"user_id": me["id"], "amount": "200.00", "case_id": case_id}))
+    time_url = f"/cases/{case_id}/time-entries"
+    entry = ok(admin.post(time_url, json={"text": "1h review", "date": "2026-10-05"}), 201)
+    ok(admin.post(time_url, json={"text": "1h draft", "date": "2026-09-05"}), 201)
+    period = {"start": "2026-09-01", "end": "2026-09-30"}
+    invoice = ok(admin.post(f"/cases/{case_id}/invoices", json=period), 201)
+    money = {"amount": "50.00", "reference": "CHQ 1"}
+    deposit = ok(admin.post(f"/cases/{case_id}/trust/deposits", json=money), 201)
     hold = ok(admin.post(f"/cases/{case_id}/holds", json={"reason": "expected litigation"}), 201)
     # A finished job of the matter (the shared server runs no AI: one is written as a worker would).
     job_id, now = new_id("job"), datetime.now(UTC).replace(tzinfo=None)
@@ -152,6 +178,9 @@ def hidden(api: Api) -> Iterator[Hidden]:
         "deadline_id": saved["deadline_id"],
         "hold_id": hold["id"],
         "job_id": job_id,
+        "invoice_id": invoice["id"],
+        "entry_id": entry["id"],
+        TRUST_ENTRY[1]: deposit["id"],
     }
     callers = {
         "outsider": (api.client(token=outsider_token), outsider["id"]),
@@ -164,11 +193,17 @@ def hidden(api: Api) -> Iterator[Hidden]:
 
 
 # Path parameters that name no matter's thing: the same value in both calls.
-OTHER_PARAMETERS = {"user_id": "user_01m8erwqxeyy7451bedsesqdnw"}
+OTHER_PARAMETERS = {
+    "user_id": "user_01m8erwqxeyy7451bedsesqdnw",
+    "line_id": "line_01m8erwqxeyy7451bedsesqdnw",
+}
 
 
 def _call(client: httpx.Client, method: str, template: str, ids: dict[str, str]) -> httpx.Response:
-    path = template.format(**OTHER_PARAMETERS, **{name: ids[name] for name in MATTER_PARAMETERS})
+    named = {name: ids[name] for name in MATTER_PARAMETERS}
+    if template.startswith(TRUST_ENTRY[0]):
+        named["entry_id"] = ids[TRUST_ENTRY[1]]
+    path = template.format(**OTHER_PARAMETERS, **named)
     if (method, template) in UPLOADS:
         return client.post(path, files={"file": ("memo.txt", b"A memo", "text/plain")})
     if method in ("POST", "PUT", "PATCH"):
@@ -228,6 +263,7 @@ def test_a_hidden_thing_answers_as_a_missing_one_on_every_route(
 ) -> None:
     client, _ = hidden.callers[caller]
     missing = {name: new_id(prefix) for name, prefix in MATTER_PARAMETERS.items()}
+    missing[TRUST_ENTRY[1]] = new_id(TRUST_ENTRY[2])
     differences = []
     for method, template in matter_routes(api, caller):
         seen = _shape(_call(client, method, template, hidden.ids))
