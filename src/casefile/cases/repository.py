@@ -31,7 +31,7 @@ from sqlalchemy.orm import make_transient_to_detached
 from casefile.cases.schemas import PRIORITIES, STATUSES, CaseOut
 from casefile.db import dialect_insert, dialect_name, get_or_404
 from casefile.errors import NotFound
-from casefile.listing import ListSpec, ignoring_case
+from casefile.listing import ListSpec, ignoring_case, projectable
 from casefile.models import Case, CaseAssignee, CaseNumberCounter
 
 
@@ -122,7 +122,7 @@ CASE_LIST = ListSpec(
     },
     default_sort="created_at",
     tiebreak=Case.id,
-    output_fields=frozenset(CaseOut.model_fields),
+    output_fields=projectable(CaseOut),
     filters={
         "status": Case.status,
         # Free text typed by people: `ny` finds `NY` (lower() on both sides, an index on lower()).

@@ -17,13 +17,13 @@ from casefile.cases import service
 from casefile.cases.repository import CASE_LIST
 from casefile.cases.schemas import AssigneeAdd, CaseAccessBody, CaseCreate, CaseOut, CaseUpdate
 from casefile.envelope import CursorPageEnvelope, DeletedOut, Envelope, PageEnvelope
-from casefile.listing import ListQuery, fields_query, list_query, project
+from casefile.listing import ListQuery, Projection, fields_query, list_query, project
 from casefile.request_scope import RuntimeDep, SessionDep
 
 router = APIRouter(prefix="/cases", tags=["cases"])
 
 CaseListQuery = Annotated[ListQuery, Depends(list_query(CASE_LIST))]
-CaseFields = Annotated[list[str] | None, Depends(fields_query(CASE_LIST.output_fields))]
+CaseFields = Annotated[Projection | None, Depends(fields_query(CASE_LIST.output_fields))]
 
 # A handler with a body or a query string loads its path's row itself: see auth.dependencies.
 # Every case is loaded through access/matter.py: one the caller may not see is 404.

@@ -7,7 +7,7 @@ from pydantic import ConfigDict, Field
 from casefile.access.visibility import VisibleOut
 from casefile.ai.schemas import CaseAi
 from casefile.auth.permissions import Permission
-from casefile.schemas import InModel, Timestamp
+from casefile.schemas import InModel, OutModel, Timestamp
 
 Status = Literal["intake", "active", "pending", "on_hold", "closed", "archived"]
 Priority = Literal["low", "medium", "high", "urgent"]
@@ -75,6 +75,16 @@ class AssigneeAdd(InModel):
     user_id: str = Field(min_length=1, max_length=40)
 
 
+class AssigneeOut(OutModel):
+    """A user assigned to the case (`fields=assignees{id,name}`)."""
+
+    id: str = Field(validation_alias="user_id")
+    name: str
+    email: str
+    assigned_by: str | None
+    assigned_at: Timestamp
+
+
 class CaseOut(VisibleOut):
     read_permission = Permission.READ_CASES
     field_permissions = {"ai": Permission.READ_DOCUMENTS}  # the summary quotes the documents
@@ -91,6 +101,7 @@ class CaseOut(VisibleOut):
     access: Access
     created_by: str | None
     assigned_to: list[str]
+    assignees: list[AssigneeOut]
     created_at: Timestamp
     updated_at: Timestamp
     ai: CaseAi = None  # the case summary, once `POST /cases/{id}/summarize` has run

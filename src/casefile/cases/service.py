@@ -194,11 +194,14 @@ async def _check_may_assign(session: AsyncSession, actor: Principal, case: Case)
 
 async def add_assignee(session: AsyncSession, actor: Principal, case: Case, user_id: str) -> Case:
     await _check_may_assign(session, actor, case)
-    if await session.get(User, user_id) is None:
+    user = await session.get(User, user_id)
+    if user is None:
         raise ValidationFailed.on("user_id", "User not found")
     if user_id in case.assigned_to:
         return case  # already assigned: nothing changes, nothing is emitted
-    case.assignees.append(CaseAssignee(user_id=user_id, assigned_by=actor.actor_id, assigned_at=utcnow()))
+    case.assignees.append(
+        CaseAssignee(user_id=user_id, user=user, assigned_by=actor.actor_id, assigned_at=utcnow())
+    )
     case.updated_at = utcnow()
     await session.flush()
     await emit(session, "case.assigned", payloads.case_assigned(case, user_id, actor.actor_id))

@@ -14,13 +14,13 @@ from casefile.contacts.dependencies import ContactInPath, ContactsDelete, Contac
 from casefile.contacts.repository import CONTACT_LIST, PARTY_LIST
 from casefile.contacts.schemas import ContactCreate, ContactOut, ContactUpdate, PartyCreate, PartyOut
 from casefile.envelope import DeletedOut, Envelope, PageEnvelope
-from casefile.listing import ListQuery, fields_query, list_query, project
+from casefile.listing import ListQuery, Projection, fields_query, list_query, project
 from casefile.request_scope import SessionDep
 
 router = APIRouter(tags=["contacts"])
 
 ContactListQuery = Annotated[ListQuery, Depends(list_query(CONTACT_LIST))]
-ContactFields = Annotated[list[str] | None, Depends(fields_query(CONTACT_LIST.output_fields))]
+ContactFields = Annotated[Projection | None, Depends(fields_query(CONTACT_LIST.output_fields))]
 PartyListQuery = Annotated[ListQuery, Depends(list_query(PARTY_LIST))]
 
 # A handler with a body or a query string loads its path's row itself: see auth.dependencies.

@@ -19,7 +19,8 @@ grows and is read newest first while it grows (the audit trail) take a cursor on
 """
 
 from casefile.listing.paging import fetch_next, fetch_page
-from casefile.listing.params import cursor_query, fields_query, list_query, parse_fields, project
+from casefile.listing.params import cursor_query, fields_query, list_query
+from casefile.listing.projection import Projectable, Projection, parse_fields, project, projectable
 from casefile.listing.spec import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
@@ -52,6 +53,8 @@ __all__ = [
     "ListQuery",
     "ListSpec",
     "Page",
+    "Projectable",
+    "Projection",
     "RowT",
     "SearchCondition",
     "any_of",
@@ -64,5 +67,6 @@ __all__ = [
     "list_query",
     "parse_fields",
     "project",
+    "projectable",
     "search_words",
 ]

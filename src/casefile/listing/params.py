@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, create_model
 
 from casefile.errors import ErrorDetail, ValidationFailed
 from casefile.listing.cursors import decode_cursor, list_scope
+from casefile.listing.projection import MAX_FIELDS_LENGTH, Projectable, Projection, parse_fields
 from casefile.listing.spec import (
     DEFAULT_LIMIT,
     MAX_CURSOR_LENGTH,
@@ -29,38 +30,21 @@ from casefile.listing.spec import (
     search_words,
 )
 
-
-def parse_fields(value: str | None, allowed: frozenset[str]) -> list[str] | None:
-    """`fields=id,title`: the top-level names to return. Unknown names are a validation error."""
-    if value is None:
-        return None
-    names = [name.strip() for name in value.split(",") if name.strip()]
-    unknown = [name for name in names if name not in allowed]
-    if unknown or not names:
-        message = (
-            f"Unknown field(s): {', '.join(unknown)}. Allowed: {', '.join(sorted(allowed))}"
-            if unknown
-            else "Name at least one field"
-        )
-        raise ValidationFailed.on("fields", message)
-    return list(dict.fromkeys(names))
+FIELDS_DESCRIPTION = (
+    "Comma-separated names of the fields to return; a field holding objects takes the names of "
+    "theirs in braces, one level deep: `id,title,assignees{id,name}`"
+)
+FieldsParam = Annotated[str | None, Query(max_length=MAX_FIELDS_LENGTH, description=FIELDS_DESCRIPTION)]
 
 
-FieldsParam = Annotated[str | None, Query(description="Comma-separated names of the fields to return")]
-
-
-def fields_query(allowed: frozenset[str]) -> Callable[..., Awaitable[list[str] | None]]:
+def fields_query(allowed: Projectable) -> Callable[..., Awaitable[Projection | None]]:
     """The dependency that parses `fields` for a single item: a 422 at once, so before any
     dependency listed after it (such as the item's lookup) runs."""
 
-    async def dependency(fields: FieldsParam = None) -> list[str] | None:
+    async def dependency(fields: FieldsParam = None) -> Projection | None:
         return parse_fields(fields, allowed)
 
     return dependency
-
-
-def project(item: dict[str, Any], fields: list[str] | None) -> dict[str, Any]:
-    return item if fields is None else {name: item[name] for name in fields}
 
 
 _CURSOR_DESCRIPTION = (
@@ -88,7 +72,7 @@ def _parameters_model(spec: ListSpec) -> type[BaseModel]:
             Annotated[str, WithJsonSchema({"type": "string", "enum": ["asc", "desc"]})],
             Field(spec.default_order, description=f"asc or desc (default {spec.default_order})"),
         ),
-        "fields": (str | None, Field(None, description="Comma-separated names of the fields to return")),
+        "fields": (str | None, Field(None, max_length=MAX_FIELDS_LENGTH, description=FIELDS_DESCRIPTION)),
         "search": (
             str | None,
             Field(

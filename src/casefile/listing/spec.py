@@ -12,6 +12,7 @@ from sqlalchemy import ColumnElement, TextClause, func, literal
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
+from casefile.listing.projection import Projectable, Projection
 from casefile.nlp.words import split_words
 
 MAX_LIMIT = 100
@@ -41,7 +42,8 @@ class ListSpec:
     sortable: dict[str, ColumnElement[Any] | InstrumentedAttribute[Any]]
     default_sort: str
     tiebreak: InstrumentedAttribute[Any]
-    output_fields: frozenset[str]
+    # What `fields=` may name (listing.projection.projectable of the response model).
+    output_fields: Projectable
     # A column (exact match) or a FilterCondition; either way a comma-separated value means any of.
     filters: dict[str, Filter] = field(default_factory=dict)
     # Filters over a closed set of values: anything else is a validation error, not an empty page.
@@ -68,7 +70,7 @@ class ListQuery:
     # None: no search asked for. Empty: a search with no words in it, which matches nothing
     # (rather than everything, as if it had not been asked).
     search_words: list[str] | None
-    fields: list[str] | None
+    fields: Projection | None
     filters: dict[str, list[str]]
     # Set by `?cursor=`: the page is the rows after this one (and `page` is the cursor's page
     # number, so the meta still says where in the list it is).

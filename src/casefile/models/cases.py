@@ -1,13 +1,16 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import JSON, ForeignKey, Index, Integer, String, Text, func
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from casefile.clock import new_id, utcnow
 from casefile.db import Base, UTCDateTime
+
+if TYPE_CHECKING:
+    from casefile.models.users import User
 
 
 class Case(Base):
@@ -70,6 +73,18 @@ class CaseAssignee(Base):
     )
     assigned_by: Mapped[str | None] = mapped_column(String(40))
     assigned_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    # Loaded with the assignees (one query per page of cases): a case shows its assignees' names
+    # (`assignees{id,name}`), not only their ids.
+    user: Mapped[User] = relationship(lazy="selectin")
+
+    @property
+    def name(self) -> str:
+        return self.user.name
+
+    @property
+    def email(self) -> str:
+        return self.user.email
 
 
 class CaseNumberCounter(Base):
