@@ -12,6 +12,7 @@ from casefile.api_keys.router import router as api_keys_router
 from casefile.audit.router import router as audit_router
 from casefile.auth.dependencies import require_admin
 from casefile.config.router import router as config_router
+from casefile.customfields.router import admin_router as custom_fields_admin_router
 from casefile.groups.router import router as groups_router
 from casefile.query_parameters import QueryCheck
 from casefile.routing import AnyMethodRoute, unrouted_error
@@ -30,6 +31,7 @@ def build_admin_router() -> APIRouter:
         audit_router,
         trash_router,
         ai_admin_router,
+        custom_fields_admin_router,
     )
     for domain_router in domain_routers:
         router.include_router(domain_router, dependencies=[QueryCheck])

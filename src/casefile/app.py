@@ -25,6 +25,7 @@ from casefile.calendar_feed.router import router as calendar_router
 from casefile.cases.router import router as cases_router
 from casefile.conflicts.router import router as conflicts_router
 from casefile.contacts.router import router as contacts_router
+from casefile.customfields.router import router as custom_fields_router
 from casefile.deadlines.router import router as deadlines_router
 from casefile.deadlines.rulesets import shipped_rule_sets
 from casefile.doctor import Readiness
@@ -79,7 +80,7 @@ def include_api(app: FastAPI) -> None:
         conflicts_router,
         notes_router,
     )
-    practice = (tasks_router, deadlines_router, calendar_router)
+    practice = (tasks_router, deadlines_router, calendar_router, custom_fields_router)
     for router in (*routers, *practice):
         app.include_router(router, prefix=CURRENT_PREFIX, dependencies=[nul_rule, QueryCheck])
     app.include_router(build_admin_router(), prefix=CURRENT_PREFIX, dependencies=[nul_rule])

@@ -42,6 +42,8 @@ LOCATIONS = {
     "wh": "/admin/webhooks/{id}",
     "grp": "/admin/groups/{id}",
     "job": "/jobs/{id}",
+    "cf": "/custom-fields/{id}",
+    "cfs": "/custom-field-sets/{id}",
 }
 
 

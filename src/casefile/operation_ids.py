@@ -118,4 +118,12 @@ OPERATION_IDS: dict[tuple[str, str], str] = {
     ("POST", "/api/v1/admin/trash/{item_id}/restore"): "trash_restore",
     ("DELETE", "/api/v1/admin/trash/{item_id}"): "trash_purge",
     ("POST", "/api/v1/admin/ai/reprocess"): "documents_reprocess",
+    ("GET", "/api/v1/custom-fields"): "custom_fields_list",
+    ("GET", "/api/v1/custom-fields/{field_id}"): "custom_fields_get",
+    ("POST", "/api/v1/admin/custom-fields"): "custom_fields_create",
+    ("PATCH", "/api/v1/admin/custom-fields/{field_id}"): "custom_fields_update",
+    ("GET", "/api/v1/custom-field-sets"): "custom_field_sets_list",
+    ("GET", "/api/v1/custom-field-sets/{set_id}"): "custom_field_sets_get",
+    ("POST", "/api/v1/admin/custom-field-sets"): "custom_field_sets_create",
+    ("PATCH", "/api/v1/admin/custom-field-sets/{set_id}"): "custom_field_sets_update",
 }

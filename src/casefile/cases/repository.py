@@ -17,9 +17,9 @@ from sqlalchemy import (
     case,
     column,
     exists,
-    false,
     func,
     literal,
+    or_,
     select,
     table,
     text,
@@ -29,6 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import make_transient_to_detached
 
 from casefile.cases.schemas import PRIORITIES, STATUSES, CaseOut
+from casefile.customfields import service as custom_fields
 from casefile.db import dialect_insert, dialect_name, get_or_404
 from casefile.errors import NotFound
 from casefile.listing import ListSpec, ignoring_case, projectable
@@ -59,15 +60,21 @@ async def search_condition(session: AsyncSession, words: list[str]) -> ColumnEle
     name or description. PostgreSQL: the GIN-indexed `search_vector`; SQLite: the FTS5 index
     `cases_fts`. Words are letters and digits only (see listing.search_words), so they are safe
     inside the query syntax of both."""
+    # Or one of the case's custom-field values (text, choices) holds every word.
+    in_fields = custom_fields.searched("case", Case.id, words)
     if dialect_name(session) == "postgresql":
         query = await _whole_words_query(session, words)
         if query is None:
-            return false()
-        return text("cases.search_vector @@ to_tsquery('simple', :case_search)").bindparams(case_search=query)
+            return in_fields
+        vector = text("cases.search_vector @@ to_tsquery('simple', :case_search)").bindparams(
+            case_search=query
+        )
+        return or_(vector, in_fields)
     query = " ".join(f'"{word}"*' for word in words)
-    return text("cases.rowid IN (SELECT rowid FROM cases_fts WHERE cases_fts MATCH :case_search)").bindparams(
+    fts = text("cases.rowid IN (SELECT rowid FROM cases_fts WHERE cases_fts MATCH :case_search)").bindparams(
         case_search=query
     )
+    return or_(fts, in_fields)
 
 
 async def _whole_words_query(session: AsyncSession, words: list[str]) -> str | None:
@@ -134,6 +141,7 @@ CASE_LIST = ListSpec(
     },
     filter_choices={"status": STATUSES, "priority": PRIORITIES, "access": ("firm", "restricted")},
     search=search_condition,
+    custom_fields=True,
 )
 
 

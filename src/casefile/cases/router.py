@@ -17,7 +17,8 @@ from casefile.cases import service
 from casefile.cases.repository import CASE_LIST
 from casefile.cases.schemas import AssigneeAdd, CaseAccessBody, CaseCreate, CaseOut, CaseUpdate
 from casefile.envelope import CursorPageEnvelope, DeletedOut, Envelope, PageEnvelope
-from casefile.listing import ListQuery, Projection, fields_query, list_query, project
+from casefile.listing import CUSTOM_PREFIX, ListQuery, Projection, fields_query, list_query, project
+from casefile.query_parameters import query_prefix
 from casefile.request_scope import RuntimeDep, SessionDep
 
 router = APIRouter(prefix="/cases", tags=["cases"])
@@ -30,11 +31,14 @@ CaseFields = Annotated[Projection | None, Depends(fields_query(CASE_LIST.output_
 
 
 @router.get("", response_model=PageEnvelope[CaseOut])
+@query_prefix(CUSTOM_PREFIX)
 async def list_cases(
     principal: CasesRead, session: SessionDep, query: CaseListQuery, runtime: RuntimeDep
 ) -> JSONResponse:
     """List the cases the caller may see: paginated, sortable, filterable (`assigned_to=me` or a
-    user id), with full-text `search`."""
+    user id), with full-text `search`. Custom fields: `cf.<name>=a,b` (any of; numbers, decimals
+    and dates also `low..high`), `sort=cf.<name>`, `fields=custom_fields{name}`."""
+    await service.check_projection(session, query.fields)
     return envelope.listed(
         await service.list_cases(session, principal, query),
         query,
@@ -58,6 +62,7 @@ async def create_case(
 async def get_case(
     principal: CasesRead, fields: CaseFields, case: CaseInPath, session: SessionDep, runtime: RuntimeDep
 ) -> JSONResponse:
+    await service.check_projection(session, fields)
     await service.record_case_read(session, case)
     return envelope.ok(project(CaseOut.dump_for(case, principal), fields))
 

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import BeforeValidator, ConfigDict, Field
 
 from casefile.access.visibility import VisibleOut
 from casefile.ai.schemas import CaseAi
@@ -53,6 +53,9 @@ class CaseFields(InModel):
     jurisdiction: str | None = Field(default=None, min_length=1, max_length=100)
     client_name: str | None = Field(default=None, max_length=200)
     description: str | None = Field(default=None, max_length=20_000)
+    # Values of the firm's custom fields by name (docs/api-conventions.md#custom-fields); on an
+    # update, the fields given change (null removes a value) and the others stay.
+    custom_fields: dict[str, Any] | None = Field(default=None, max_length=200)
 
 
 class CaseCreate(CaseFields):
@@ -73,6 +76,14 @@ class CaseUpdate(CaseFields):
 
 class AssigneeAdd(InModel):
     user_id: str = Field(min_length=1, max_length=40)
+
+
+def _no_values(value: Any) -> Any:
+    return {} if value is None else value
+
+
+# A case written before custom fields existed (or by an older release) has none: `{}`.
+CustomFieldValues = Annotated[dict[str, Any], BeforeValidator(_no_values)]
 
 
 class AssigneeOut(OutModel):
@@ -102,6 +113,7 @@ class CaseOut(VisibleOut):
     created_by: str | None
     assigned_to: list[str]
     assignees: list[AssigneeOut]
+    custom_fields: CustomFieldValues
     created_at: Timestamp
     updated_at: Timestamp
     ai: CaseAi = None  # the case summary, once `POST /cases/{id}/summarize` has run

@@ -49,6 +49,10 @@ EVENT_NAMES: tuple[str, ...] = (
     "deadline.moved",
     "deadline.deleted",
     "audit.tree_head",
+    "custom_field.created",
+    "custom_field.updated",
+    "custom_field_set.created",
+    "custom_field_set.updated",
 )
 
 EVENT_GROUPS: frozenset[str] = frozenset(name.split(".", 1)[0] for name in EVENT_NAMES)

@@ -36,6 +36,7 @@ def case_created(case: Case) -> dict[str, Any]:
         "case_id": case.id,
         **_attributes(case, "title", "case_number", "case_type", "jurisdiction", "client_name"),
         **_attributes(case, "status", "priority", "created_by"),
+        "custom_fields": dict(case.custom_fields or {}),
         "created_at": format_timestamp(case.created_at),
     }
 
@@ -284,6 +285,7 @@ def contact_created(contact: Contact) -> dict[str, Any]:
     return {
         "contact_id": contact.id,
         **_attributes(contact, "kind", "name", "aliases", "tags", "created_by"),
+        "custom_fields": dict(contact.custom_fields or {}),
         "created_at": format_timestamp(contact.created_at),
     }
 
@@ -427,3 +429,18 @@ def audit_tree_head(head: dict[str, Any]) -> dict[str, Any]:
         "key_id": head["key_id"],
         "signature": head["signature"],
     }
+
+
+def custom_field(
+    definition: dict[str, Any], changes: dict[str, Any] | None, changed_by: str | None
+) -> dict[str, Any]:
+    """A field's definition as `GET /custom-fields/{id}` shows it; `changes` on an update."""
+    data = {"field": definition, "changed_by": changed_by}
+    return data if changes is None else {**data, "changes": changes}
+
+
+def custom_field_set(
+    definition: dict[str, Any], changes: dict[str, Any] | None, changed_by: str | None
+) -> dict[str, Any]:
+    data = {"field_set": definition, "changed_by": changed_by}
+    return data if changes is None else {**data, "changes": changes}

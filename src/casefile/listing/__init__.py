@@ -22,6 +22,7 @@ from casefile.listing.paging import fetch_next, fetch_page
 from casefile.listing.params import cursor_query, fields_query, list_query
 from casefile.listing.projection import Projectable, Projection, parse_fields, project, projectable
 from casefile.listing.spec import (
+    CUSTOM_PREFIX,
     DEFAULT_LIMIT,
     MAX_LIMIT,
     MAX_PAGE,
@@ -42,6 +43,7 @@ from casefile.listing.spec import (
 )
 
 __all__ = [
+    "CUSTOM_PREFIX",
     "DEFAULT_LIMIT",
     "MAX_LIMIT",
     "MAX_PAGE",

@@ -21,6 +21,8 @@ MAX_PAGE = 100_000
 MAX_SEARCH_LENGTH = 200
 MAX_SEARCH_WORDS = 16
 MAX_FILTER_VALUES = 50
+CUSTOM_PREFIX = "cf."
+MAX_CUSTOM_FILTERS = 10
 # Totals are counted exactly up to here; above it `total` is this lower bound (`total_exact: false`).
 TOTAL_CAP = 10_000
 # A cursor carries a sort value (a title of up to 500 characters, lower-cased) and an id.
@@ -51,6 +53,9 @@ class ListSpec:
     search: SearchCondition | None = None
     # Most lists show the newest first; a list of things due shows the soonest first.
     default_order: Literal["asc", "desc"] = "desc"
+    # The list also takes `cf.<name>=` filters and `sort=cf.<name>` (custom fields, whose names
+    # are data): parsed here, resolved by the list's owner against the definitions.
+    custom_fields: bool = False
 
 
 @dataclass(frozen=True)
@@ -78,6 +83,8 @@ class ListQuery:
     # A digest of the filters and search as asked, so a cursor is only taken back by the same list
     # (a cursor of `status=open` against `status=closed` would silently skip rows).
     scope: str = ""
+    # `cf.<name>=` filters as asked (name without the prefix: comma-separated values).
+    custom_filters: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def offset(self) -> int:

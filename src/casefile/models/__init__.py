@@ -20,6 +20,7 @@ from casefile.models.cases import Case, CaseAssignee, CaseGrant, CaseNumberCount
 from casefile.models.config import CONFIG_ROW_ID, SystemConfig
 from casefile.models.conflicts import ConflictCheck
 from casefile.models.contacts import Contact, ContactName, Party
+from casefile.models.custom_fields import CustomField, CustomFieldSet, CustomFieldValue
 from casefile.models.deadlines import Deadline, DeadlineRuleSet
 from casefile.models.documents import Blob, Document, document_not_trashed
 from casefile.models.events import Event
@@ -58,6 +59,9 @@ __all__ = [
     "ConflictCheck",
     "Contact",
     "ContactName",
+    "CustomField",
+    "CustomFieldSet",
+    "CustomFieldValue",
     "Deadline",
     "DeadlineRuleSet",
     "Delivery",

@@ -31,6 +31,9 @@ class Case(Base):
     # A plain id, not a foreign key: the case keeps its history when the user is deleted.
     created_by: Mapped[str | None] = mapped_column(String(40))
     ai: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # the case summary, once summarized
+    # The custom fields' values by name (models/custom_fields.py; NULL on rows written before
+    # migration 0020 or by an older release: no values).
+    custom_fields: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     # In the trash since (docs/api-conventions.md#trash): hidden everywhere, kept until purged.
