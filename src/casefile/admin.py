@@ -16,6 +16,7 @@ from casefile.customfields.router import admin_router as custom_fields_admin_rou
 from casefile.groups.router import router as groups_router
 from casefile.query_parameters import QueryCheck
 from casefile.routing import AnyMethodRoute, unrouted_error
+from casefile.templates.router import admin_router as templates_admin_router
 from casefile.trash.router import router as trash_router
 from casefile.webhooks.router import router as webhooks_router
 
@@ -32,6 +33,7 @@ def build_admin_router() -> APIRouter:
         trash_router,
         ai_admin_router,
         custom_fields_admin_router,
+        templates_admin_router,
     )
     for domain_router in domain_routers:
         router.include_router(domain_router, dependencies=[QueryCheck])

@@ -52,6 +52,8 @@ from casefile.settings import Settings
 from casefile.signin.router import router as signin_router
 from casefile.startup import settle_garbage_collector, start_runtime
 from casefile.tasks.router import router as tasks_router
+from casefile.templates.router import cases_router as open_case_router
+from casefile.templates.router import router as templates_router
 from casefile.users.router import router as users_router
 
 log = logging.getLogger("casefile")
@@ -70,6 +72,7 @@ def include_api(app: FastAPI) -> None:
     # first (no two routers' paths overlap, so the order decides nothing else).
     routers = (
         cases_router,
+        open_case_router,
         documents_router,
         search_router,
         ai_router,
@@ -80,7 +83,7 @@ def include_api(app: FastAPI) -> None:
         conflicts_router,
         notes_router,
     )
-    practice = (tasks_router, deadlines_router, calendar_router, custom_fields_router)
+    practice = (tasks_router, deadlines_router, calendar_router, custom_fields_router, templates_router)
     for router in (*routers, *practice):
         app.include_router(router, prefix=CURRENT_PREFIX, dependencies=[nul_rule, QueryCheck])
     app.include_router(build_admin_router(), prefix=CURRENT_PREFIX, dependencies=[nul_rule])

@@ -45,6 +45,9 @@ def test_create_returns_every_field_and_emits_case_created(api: Api, admin: http
         "priority": "high",
         "created_by": me["id"],
         "custom_fields": {},
+        "tags": [],
+        "template_id": None,
+        "template_version": None,
         "created_at": case["created_at"],
     }
 

@@ -32,7 +32,7 @@ from casefile.cases.schemas import PRIORITIES, STATUSES, CaseOut
 from casefile.customfields import service as custom_fields
 from casefile.db import dialect_insert, dialect_name, get_or_404
 from casefile.errors import NotFound
-from casefile.listing import ListSpec, ignoring_case, projectable
+from casefile.listing import ListSpec, any_of_ignoring_case, ignoring_case, projectable
 from casefile.models import Case, CaseAssignee, CaseNumberCounter
 
 
@@ -116,6 +116,14 @@ def _assigned_to_any(session: AsyncSession, user_ids: list[str]) -> ColumnElemen
     return exists().where(CaseAssignee.case_id == Case.id, CaseAssignee.user_id.in_(user_ids))
 
 
+def _tagged_any(session: AsyncSession, tags: list[str]) -> ColumnElement[bool]:
+    """`tags=a,b`: cases with any of them, ignoring case (`tags` is a JSON array: its elements
+    are a table function on both databases)."""
+    unnest = func.json_array_elements_text if dialect_name(session) == "postgresql" else func.json_each
+    elements = unnest(Case.tags).table_valued("value")
+    return exists().where(any_of_ignoring_case(elements.c.value, tags))
+
+
 CASE_LIST = ListSpec(
     model=Case,
     sortable={
@@ -138,6 +146,8 @@ CASE_LIST = ListSpec(
         "jurisdiction": ignoring_case(Case.jurisdiction),
         "assigned_to": _assigned_to_any,
         "access": Case.access,
+        "tags": _tagged_any,
+        "template_id": Case.template_id,
     },
     filter_choices={"status": STATUSES, "priority": PRIORITIES, "access": ("firm", "restricted")},
     search=search_condition,

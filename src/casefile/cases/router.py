@@ -15,7 +15,7 @@ from casefile.audit.schemas import AuditEntryOut
 from casefile.auth.dependencies import CurrentPrincipal
 from casefile.cases import service
 from casefile.cases.repository import CASE_LIST
-from casefile.cases.schemas import AssigneeAdd, CaseAccessBody, CaseCreate, CaseOut, CaseUpdate
+from casefile.cases.schemas import AssigneeAdd, CaseAccessBody, CaseOut, CaseUpdate
 from casefile.envelope import CursorPageEnvelope, DeletedOut, Envelope, PageEnvelope
 from casefile.listing import CUSTOM_PREFIX, ListQuery, Projection, fields_query, list_query, project
 from casefile.query_parameters import query_prefix
@@ -26,6 +26,8 @@ router = APIRouter(prefix="/cases", tags=["cases"])
 CaseListQuery = Annotated[ListQuery, Depends(list_query(CASE_LIST))]
 CaseFields = Annotated[Projection | None, Depends(fields_query(CASE_LIST.output_fields))]
 
+# `POST /cases` is `templates.router.open_case`: a case may be opened from a matter template, which
+# composes domains above this one (decision 0018).
 # A handler with a body or a query string loads its path's row itself: see auth.dependencies.
 # Every case is loaded through access/matter.py: one the caller may not see is 404.
 
@@ -44,18 +46,6 @@ async def list_cases(
         query,
         lambda case: CaseOut.dump_for(case, principal),
     )
-
-
-@router.post("", response_model=Envelope[CaseOut | IdOnlyOut], status_code=201)
-async def create_case(
-    body: CaseCreate, principal: CasesWrite, session: SessionDep, runtime: RuntimeDep
-) -> JSONResponse:
-    """Create a case; `case_number` is assigned (`YYYY-NNNNNN`) when omitted, `access` defaults
-    to the server's setting (`firm` unless configured). Emits `case.created`."""
-    case = await service.create_case(
-        session, principal, body, default_access=runtime.settings.default_case_access
-    )
-    return envelope.created(CaseOut.dump_for(case, principal))
 
 
 @router.get("/{case_id}", response_model=Envelope[CaseOut])

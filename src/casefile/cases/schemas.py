@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, ConfigDict, Field
+from pydantic import BeforeValidator, ConfigDict, Field, StringConstraints, field_validator
 
 from casefile.access.visibility import VisibleOut
 from casefile.ai.schemas import CaseAi
@@ -26,6 +26,9 @@ TRANSITIONS: dict[str, frozenset[str]] = {
     "closed": frozenset({"active", "archived"}),
     "archived": frozenset({"closed"}),
 }
+
+MAX_TAGS = 50
+Tag = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
 
 TITLE_REQUIRED = "Title is required"
 CASE_NUMBER_TAKEN = "Case number must be unique"
@@ -56,6 +59,13 @@ class CaseFields(InModel):
     # Values of the firm's custom fields by name (docs/api-conventions.md#custom-fields); on an
     # update, the fields given change (null removes a value) and the others stay.
     custom_fields: dict[str, Any] | None = Field(default=None, max_length=200)
+    # The case's labels, each once (case kept as given; `tag=` filters ignore case).
+    tags: list[Tag] | None = Field(default=None, max_length=MAX_TAGS)
+
+    @field_validator("tags")
+    @classmethod
+    def _each_once(cls, value: list[str] | None) -> list[str] | None:
+        return None if value is None else list(dict.fromkeys(value))
 
 
 class CaseCreate(CaseFields):
@@ -84,6 +94,7 @@ def _no_values(value: Any) -> Any:
 
 # A case written before custom fields existed (or by an older release) has none: `{}`.
 CustomFieldValues = Annotated[dict[str, Any], BeforeValidator(_no_values)]
+CaseTags = Annotated[list[str], BeforeValidator(lambda v: [] if v is None else v)]
 
 
 class AssigneeOut(OutModel):
@@ -114,6 +125,9 @@ class CaseOut(VisibleOut):
     assigned_to: list[str]
     assignees: list[AssigneeOut]
     custom_fields: CustomFieldValues
+    tags: CaseTags
+    template_id: str | None = None
+    template_version: int | None = None
     created_at: Timestamp
     updated_at: Timestamp
     ai: CaseAi = None  # the case summary, once `POST /cases/{id}/summarize` has run

@@ -92,9 +92,15 @@ async def record_case_read(session: AsyncSession, case: Case) -> None:
 
 
 async def create_case(
-    session: AsyncSession, actor: Principal, body: CaseCreate, *, default_access: str = "firm"
+    session: AsyncSession,
+    actor: Principal,
+    body: CaseCreate,
+    *,
+    default_access: str = "firm",
+    template: tuple[str, int] | None = None,
 ) -> Case:
-    """`default_access`: the access of a case whose body names none (the server's setting)."""
+    """`default_access`: the access of a case whose body names none (the server's setting);
+    `template`: the matter template's id and version it is opened from (`templates.service`)."""
     if not body.title:
         problems = [ErrorDetail("title", TITLE_REQUIRED)]
         # Nothing will be inserted, so this read only completes the report; it decides nothing.
@@ -111,6 +117,8 @@ async def create_case(
         id=new_id("case"),
         **body.model_dump(exclude={"case_number", "access", "custom_fields"}),
         custom_fields=prepared.values,
+        template_id=template[0] if template else None,
+        template_version=template[1] if template else None,
         access=access,
         created_by=actor.actor_id,
         created_at=now,

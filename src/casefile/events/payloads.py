@@ -37,6 +37,9 @@ def case_created(case: Case) -> dict[str, Any]:
         **_attributes(case, "title", "case_number", "case_type", "jurisdiction", "client_name"),
         **_attributes(case, "status", "priority", "created_by"),
         "custom_fields": dict(case.custom_fields or {}),
+        "tags": list(case.tags or []),
+        "template_id": case.template_id,
+        "template_version": case.template_version,
         "created_at": format_timestamp(case.created_at),
     }
 

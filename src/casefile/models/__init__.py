@@ -29,6 +29,7 @@ from casefile.models.holds import LegalHold
 from casefile.models.notes import Note, NoteVersion
 from casefile.models.search import Passage
 from casefile.models.tasks import Task
+from casefile.models.templates import MatterTemplate
 from casefile.models.trash import TrashItem
 from casefile.models.users import ROLES, User
 from casefile.models.webhooks import DELIVERY_STATUSES, Delivery, DeliveryAttempt, Webhook
@@ -71,6 +72,7 @@ __all__ = [
     "Group",
     "GroupMember",
     "LegalHold",
+    "MatterTemplate",
     "Note",
     "NoteVersion",
     "Party",

@@ -34,6 +34,11 @@ class Case(Base):
     # The custom fields' values by name (models/custom_fields.py; NULL on rows written before
     # migration 0020 or by an older release: no values).
     custom_fields: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    # Labels of the firm's own (`tag=` filters them); NULL on rows of an older release: none.
+    tags: Mapped[list[str] | None] = mapped_column(JSON)
+    # The matter template (and its version) the case was opened from, if any.
+    template_id: Mapped[str | None] = mapped_column(String(64))
+    template_version: Mapped[int | None] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     # In the trash since (docs/api-conventions.md#trash): hidden everywhere, kept until purged.

@@ -33,6 +33,9 @@ def _stamps() -> list[sa.Column[object]]:
 def upgrade() -> None:
     op.add_column("cases", sa.Column("custom_fields", sa.JSON(), nullable=True))
     op.add_column("contacts", sa.Column("custom_fields", sa.JSON(), nullable=True))
+    op.add_column("cases", sa.Column("tags", sa.JSON(), nullable=True))
+    op.add_column("cases", sa.Column("template_id", sa.String(length=64), nullable=True))
+    op.add_column("cases", sa.Column("template_version", sa.Integer(), nullable=True))
     op.create_table(
         "custom_field_sets",
         sa.Column("id", sa.String(length=40), nullable=False),
@@ -98,10 +101,24 @@ def upgrade() -> None:
         "ix_custom_field_values_contact_text", "custom_field_values", ["field_id", "value_text", "contact_id"]
     )
 
+    op.create_table(
+        "matter_templates",
+        sa.Column("id", sa.String(length=64), nullable=False),
+        sa.Column("version", sa.Integer(), autoincrement=False, nullable=False),
+        sa.Column("definition", sa.JSON(), nullable=False),
+        sa.Column("created_by", sa.String(length=40), nullable=True),
+        sa.Column("created_at", casefile.db.UTCDateTime(), nullable=False),
+        sa.PrimaryKeyConstraint("id", "version", name=op.f("pk_matter_templates")),
+    )
+
 
 def downgrade() -> None:
+    op.drop_table("matter_templates")
     op.drop_table("custom_field_values")
     op.drop_table("custom_fields")
     op.drop_table("custom_field_sets")
     op.drop_column("contacts", "custom_fields")
+    op.drop_column("cases", "template_version")
+    op.drop_column("cases", "template_id")
+    op.drop_column("cases", "tags")
     op.drop_column("cases", "custom_fields")
