@@ -21,6 +21,7 @@ from casefile.audit.router import log_router as audit_log_router
 from casefile.auth.dependencies import Require
 from casefile.auth.permissions import Permission
 from casefile.background import run_background_workers
+from casefile.bulk.router import router as bulk_router
 from casefile.calendar_feed.router import router as calendar_router
 from casefile.cases.router import router as cases_router
 from casefile.conflicts.router import router as conflicts_router
@@ -71,6 +72,7 @@ def include_api(app: FastAPI) -> None:
     # FastAPI tries routes in order, each with a few regular-expression matches: the most used
     # first (no two routers' paths overlap, so the order decides nothing else).
     routers = (
+        bulk_router,
         cases_router,
         open_case_router,
         documents_router,

@@ -44,6 +44,7 @@ LOCATIONS = {
     "job": "/jobs/{id}",
     "cf": "/custom-fields/{id}",
     "cfs": "/custom-field-sets/{id}",
+    "bulk": "/cases/bulk/{id}",
 }
 
 

@@ -118,6 +118,8 @@ OPERATION_IDS: dict[tuple[str, str], str] = {
     ("POST", "/api/v1/admin/trash/{item_id}/restore"): "trash_restore",
     ("DELETE", "/api/v1/admin/trash/{item_id}"): "trash_purge",
     ("POST", "/api/v1/admin/ai/reprocess"): "documents_reprocess",
+    ("POST", "/api/v1/cases/bulk"): "cases_bulk",
+    ("GET", "/api/v1/cases/bulk/{job_id}"): "cases_bulk_get",
     ("GET", "/api/v1/matter-templates"): "matter_templates_list",
     ("GET", "/api/v1/matter-templates/{template_id}"): "matter_templates_get",
     ("GET", "/api/v1/matter-templates/{template_id}/versions/{version}"): "matter_templates_get_version",

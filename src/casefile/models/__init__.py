@@ -15,6 +15,7 @@ from casefile.models.audit import (
     AuditTreeNode,
 )
 from casefile.models.auth import AuthSession, RefreshToken, RevokedSession
+from casefile.models.bulk import BULK_STATUSES, BulkJob
 from casefile.models.calendar_feed import CalendarToken
 from casefile.models.cases import Case, CaseAssignee, CaseGrant, CaseNumberCounter, CaseWall
 from casefile.models.config import CONFIG_ROW_ID, SystemConfig
@@ -35,6 +36,7 @@ from casefile.models.users import ROLES, User
 from casefile.models.webhooks import DELIVERY_STATUSES, Delivery, DeliveryAttempt, Webhook
 
 __all__ = [
+    "BULK_STATUSES",
     "CONFIG_ROW_ID",
     "DELIVERY_STATUSES",
     "JOB_KINDS",
@@ -51,6 +53,7 @@ __all__ = [
     "AuthSession",
     "Base",
     "Blob",
+    "BulkJob",
     "CalendarToken",
     "Case",
     "CaseAssignee",

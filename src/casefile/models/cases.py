@@ -33,9 +33,10 @@ class Case(Base):
     ai: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # the case summary, once summarized
     # The custom fields' values by name (models/custom_fields.py; NULL on rows written before
     # migration 0020 or by an older release: no values).
-    custom_fields: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    custom_fields: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
     # Labels of the firm's own (`tag=` filters them); NULL on rows of an older release: none.
-    tags: Mapped[list[str] | None] = mapped_column(JSON)
+    # A missing value is SQL NULL, not JSON `null` (which the `tags=` filter could not unnest).
+    tags: Mapped[list[str] | None] = mapped_column(JSON(none_as_null=True))
     # The matter template (and its version) the case was opened from, if any.
     template_id: Mapped[str | None] = mapped_column(String(64))
     template_version: Mapped[int | None] = mapped_column(Integer)

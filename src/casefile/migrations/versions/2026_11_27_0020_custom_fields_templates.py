@@ -111,8 +111,40 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", "version", name=op.f("pk_matter_templates")),
     )
 
+    op.create_table(
+        "bulk_jobs",
+        sa.Column("id", sa.String(length=40), nullable=False),
+        sa.Column("action", sa.JSON(), nullable=False),
+        sa.Column("case_ids", sa.JSON(), nullable=False),
+        sa.Column("results", sa.JSON(), nullable=False),
+        sa.Column("processed", sa.Integer(), nullable=False),
+        sa.Column("succeeded", sa.Integer(), nullable=False),
+        sa.Column("failed", sa.Integer(), nullable=False),
+        sa.Column("acting_as", sa.JSON(), nullable=False),
+        sa.Column("requested_by", sa.String(length=40), nullable=True),
+        sa.Column("max_attempts", sa.Integer(), nullable=False),
+        sa.Column("created_at", casefile.db.UTCDateTime(), nullable=False),
+        sa.Column("updated_at", casefile.db.UTCDateTime(), nullable=False),
+        sa.Column("finished_at", casefile.db.UTCDateTime(), nullable=True),
+        sa.Column("status", sa.String(length=20), nullable=False),
+        sa.Column("attempts_made", sa.Integer(), nullable=False),
+        sa.Column("next_attempt_at", casefile.db.UTCDateTime(), nullable=False),
+        sa.Column("lease_expires_at", casefile.db.UTCDateTime(), nullable=True),
+        sa.Column("lease_token", sa.Integer(), nullable=False),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_bulk_jobs")),
+    )
+    op.create_index(op.f("ix_bulk_jobs_requested_by"), "bulk_jobs", ["requested_by"])
+    op.create_index(
+        "ix_bulk_jobs_due",
+        "bulk_jobs",
+        ["next_attempt_at"],
+        postgresql_where=sa.text("status IN ('pending', 'running')"),
+        sqlite_where=sa.text("status IN ('pending', 'running')"),
+    )
+
 
 def downgrade() -> None:
+    op.drop_table("bulk_jobs")
     op.drop_table("matter_templates")
     op.drop_table("custom_field_values")
     op.drop_table("custom_fields")
