@@ -281,6 +281,14 @@ def test_contacts_have_custom_fields(admin: httpx.Client) -> None:
     assert f"custom_fields.{name}" in details(api_error(refused, 422, "VALIDATION_ERROR"))
     changed = ok(admin.patch(f"/contacts/{contact['id']}", json={"custom_fields": {name: "GB999"}}))
     assert changed["custom_fields"] == {name: "GB999"}
+    found = ok(
+        admin.get("/contacts", params={f"cf.{name}": "gb999", "fields": f"id,custom_fields{{{name}}}"})
+    )
+    assert found == [{"id": contact["id"], "custom_fields": {name: "GB999"}}]
+    refused = admin.get("/contacts", params={"cf.no_such_field": "x"})
+    assert [d["field"] for d in api_error(refused, 422, "VALIDATION_ERROR")["details"]] == [
+        "cf.no_such_field"
+    ]
     # A contact field is not a case field.
     refused = admin.post("/cases", json={"title": "x", "custom_fields": {name: "GB1"}})
     assert f"custom_fields.{name}" in details(api_error(refused, 422, "VALIDATION_ERROR"))

@@ -69,21 +69,16 @@ async def list_cases(session: AsyncSession, principal: Principal, query: ListQue
     if query.search_words is not None:
         details = {"in": "cases", "words": query.search_words, **query.filters}
         await audit.record_read(session, "search.query", details=details)
-    spec, conditions = CASE_LIST, [visible_to(principal)]
-    if query.custom_filters or query.sort not in spec.sortable:
-        # `cf.<name>=` and `sort=cf.<name>`: resolved against the firm's definitions.
-        defs = await custom_fields.definitions(session, "case")
-        conditions += custom_fields.list_conditions(defs, Case.id, query.custom_filters)
-        if query.sort not in spec.sortable:
-            spec = replace(spec, sortable={query.sort: custom_fields.sort_key(defs, Case.id, query.sort)})
-    return await fetch_page(session, spec, query, conditions=conditions)
+    # `cf.<name>=` and `sort=cf.<name>`: resolved against the firm's definitions.
+    spec, conditions = await custom_fields.for_list(session, "case", Case.id, CASE_LIST, query)
+    return await fetch_page(
+        session, spec, query, conditions=[visible_to(principal), *conditions], match_once=bool(conditions)
+    )
 
 
 async def check_projection(session: AsyncSession, fields: Projection | None) -> None:
     """`fields=custom_fields{a,b}`: 422 unless each is a case field."""
-    names = (fields or {}).get("custom_fields")
-    if names:
-        custom_fields.check_projection(await custom_fields.definitions(session, "case"), names)
+    await custom_fields.check_fields(session, "case", fields)
 
 
 async def record_case_read(session: AsyncSession, case: Case) -> None:

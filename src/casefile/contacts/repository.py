@@ -57,6 +57,7 @@ CONTACT_LIST = ListSpec(
     filters={"kind": Contact.kind, "tags": _having_any_tag},
     filter_choices={"kind": KINDS},
     search=_search_contacts,
+    custom_fields=True,
 )
 
 

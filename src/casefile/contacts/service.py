@@ -20,13 +20,19 @@ from casefile.customfields import service as custom_fields
 from casefile.errors import Conflict, NotFound, ValidationFailed
 from casefile.events import payloads
 from casefile.events.outbox import emit
-from casefile.listing import ListQuery, Page, fetch_page
+from casefile.listing import ListQuery, Page, Projection, fetch_page
 from casefile.models import Case, Contact, Party
 from casefile.nlp.name_keys import has_legal_form, name_key
 
 
 async def list_contacts(session: AsyncSession, query: ListQuery) -> Page[Contact]:
-    return await fetch_page(session, CONTACT_LIST, query)
+    spec, conditions = await custom_fields.for_list(session, "contact", Contact.id, CONTACT_LIST, query)
+    return await fetch_page(session, spec, query, conditions=conditions, match_once=bool(conditions))
+
+
+async def check_projection(session: AsyncSession, fields: Projection | None) -> None:
+    """`fields=custom_fields{a,b}`: 422 unless each is a contact field."""
+    await custom_fields.check_fields(session, "contact", fields)
 
 
 # A list or mapping given as null, or not given at creation, is empty.

@@ -6,7 +6,7 @@ sorts and projections of a list."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import ColumnElement
@@ -16,6 +16,7 @@ from sqlalchemy.orm import InstrumentedAttribute
 from casefile.customfields import repository
 from casefile.customfields.values import BadValue, Indexed, coerce, filter_value
 from casefile.errors import ErrorDetail, ValidationFailed
+from casefile.listing import ListQuery, ListSpec, Projection
 from casefile.models import CustomField, CustomFieldSet
 
 MAX_VALUES_PER_RECORD = 200
@@ -192,6 +193,27 @@ def check_projection(defs: Definitions, names: Sequence[str] | None) -> None:
     if unknown:
         listed = ", ".join(f"custom_fields.{n}" for n in unknown)
         raise ValidationFailed.on("fields", f"Unknown field(s): {listed}")
+
+
+async def for_list(
+    session: AsyncSession, entity: str, record: InstrumentedAttribute[str], spec: ListSpec, query: ListQuery
+) -> tuple[ListSpec, list[ColumnElement[bool]]]:
+    """A list's `cf.<name>=` conditions, and its spec with `sort=cf.<name>` as a sort key
+    (resolved against the definitions: nothing is read when the list asks for neither)."""
+    if not query.custom_filters and query.sort in spec.sortable:
+        return spec, []
+    defs = await definitions(session, entity)
+    conditions = list_conditions(defs, record, query.custom_filters)
+    if query.sort not in spec.sortable:
+        spec = replace(spec, sortable={query.sort: sort_key(defs, record, query.sort)})
+    return spec, conditions
+
+
+async def check_fields(session: AsyncSession, entity: str, fields: Projection | None) -> None:
+    """`fields=custom_fields{a,b}`: 422 unless each is a field of `entity`."""
+    names = (fields or {}).get("custom_fields")
+    if names:
+        check_projection(await definitions(session, entity), names)
 
 
 searched = repository.searched

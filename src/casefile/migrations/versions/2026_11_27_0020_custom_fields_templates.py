@@ -36,6 +36,13 @@ def upgrade() -> None:
     op.add_column("cases", sa.Column("tags", sa.JSON(), nullable=True))
     op.add_column("cases", sa.Column("template_id", sa.String(length=64), nullable=True))
     op.add_column("cases", sa.Column("template_version", sa.Integer(), nullable=True))
+    op.create_index(
+        "ix_cases_id_live",
+        "cases",
+        ["id", "created_at"],
+        postgresql_where=sa.text("deleted_at IS NULL"),
+        sqlite_where=sa.text("deleted_at IS NULL"),
+    )
     op.create_table(
         "custom_field_sets",
         sa.Column("id", sa.String(length=40), nullable=False),
@@ -150,6 +157,7 @@ def downgrade() -> None:
     op.drop_table("custom_fields")
     op.drop_table("custom_field_sets")
     op.drop_column("contacts", "custom_fields")
+    op.drop_index("ix_cases_id_live", table_name="cases")
     op.drop_column("cases", "template_version")
     op.drop_column("cases", "template_id")
     op.drop_column("cases", "tags")
