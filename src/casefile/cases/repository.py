@@ -17,6 +17,7 @@ from sqlalchemy import (
     case,
     column,
     exists,
+    false,
     func,
     literal,
     or_,
@@ -60,21 +61,25 @@ async def search_condition(session: AsyncSession, words: list[str]) -> ColumnEle
     name or description. PostgreSQL: the GIN-indexed `search_vector`; SQLite: the FTS5 index
     `cases_fts`. Words are letters and digits only (see listing.search_words), so they are safe
     inside the query syntax of both."""
-    # Or one of the case's custom-field values (text, choices) holds every word.
-    in_fields = custom_fields.searched("case", Case.id, words)
+    # Or one of the case's custom-field values (text, choices) holds every word: only where the
+    # firm has such fields, so that other searches stay the index scans they were.
+    in_fields = await custom_fields.any_searched(session, "case")
     if dialect_name(session) == "postgresql":
         query = await _whole_words_query(session, words)
+        vector = text("cases.search_vector @@ to_tsquery('simple', :case_search)")
+        if not in_fields:
+            return false() if query is None else vector.bindparams(case_search=query)
+        field_ids = custom_fields.searched_ids("case", words)
         if query is None:
-            return in_fields
-        vector = text("cases.search_vector @@ to_tsquery('simple', :case_search)").bindparams(
-            case_search=query
-        )
-        return or_(vector, in_fields)
+            return Case.id.in_(field_ids)
+        # A UNION, not an OR: PostgreSQL cannot combine the GIN index with a subquery's ids.
+        by_words = select(Case.id).where(vector.bindparams(case_search=query)).correlate(None)
+        return Case.id.in_(union_all(by_words, field_ids))
     query = " ".join(f'"{word}"*' for word in words)
     fts = text("cases.rowid IN (SELECT rowid FROM cases_fts WHERE cases_fts MATCH :case_search)").bindparams(
         case_search=query
     )
-    return or_(fts, in_fields)
+    return or_(fts, custom_fields.searched("case", Case.id, words)) if in_fields else fts
 
 
 async def _whole_words_query(session: AsyncSession, words: list[str]) -> str | None:

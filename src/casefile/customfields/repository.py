@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, delete, func, insert, or_, select
+from sqlalchemy import ColumnElement, Select, and_, delete, func, insert, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
@@ -102,12 +102,23 @@ def sort_key(entity: str, record: InstrumentedAttribute[str], field: CustomField
 
 def searched(entity: str, record: InstrumentedAttribute[str], words: list[str]) -> ColumnElement[bool]:
     """Records with one indexed custom-field value (text, choices) holding every word."""
+    return record.in_(searched_ids(entity, words))
+
+
+async def any_searched(session: AsyncSession, entity: str) -> bool:
+    """Whether `entity` has a field whose values a search looks in (most firms' searches then
+    stay exactly what they were)."""
+    statement = select(CustomField.id).where(
+        CustomField.entity == entity, CustomField.field_type.in_(SEARCHED)
+    )
+    return await session.scalar(statement.limit(1)) is not None
+
+
+def searched_ids(entity: str, words: list[str]) -> Select[Any]:
+    """The ids of the records with one indexed custom-field value holding every word."""
     owner = _owner(entity)
     text_fields = select(CustomField.id).where(
         CustomField.entity == entity, CustomField.field_type.in_(SEARCHED)
     )
     lowered = func.lower(_V.value_text)
-    matching = select(owner).where(
-        _V.field_id.in_(text_fields), *(lowered.like(f"%{word}%") for word in words)
-    )
-    return record.in_(matching)
+    return select(owner).where(_V.field_id.in_(text_fields), *(lowered.like(f"%{word}%") for word in words))

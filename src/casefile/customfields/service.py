@@ -217,3 +217,5 @@ async def check_fields(session: AsyncSession, entity: str, fields: Projection | 
 
 
 searched = repository.searched
+searched_ids = repository.searched_ids
+any_searched = repository.any_searched
