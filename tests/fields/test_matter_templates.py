@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from tests.support.assertions import api_error, details, ok
-from tests.support.factories import unique
+from tests.support.factories import new_case, unique, upload
 from tests.support.servers import Api
 
 
@@ -24,6 +24,8 @@ def template(api: Api) -> dict:
             201,
         )
         court = ok(admin.post("/contacts", json={"name": "Superior Court", "kind": "organization"}), 201)
+        library = new_case(admin, title=unique("Standard forms "))
+        form = ok(upload(admin, library["id"], b"Engagement letter\n", name="engagement.txt"), 201)
         body = {
             "id": unique("personal-injury-"),
             "name": "Personal injury",
@@ -42,11 +44,12 @@ def template(api: Api) -> dict:
                 {"title": "No date"},
             ],
             "tags": ["injury", "intake"],
+            "documents": [form["id"]],
         }
         created = admin.post("/admin/matter-templates", json=body)
         assert created.status_code == 201, created.text
         assert created.headers["Location"].endswith(f"/matter-templates/{body['id']}/versions/1")
-    return {"body": body, "field": field, "court": court, "ctype": ctype, "out": created.json()["data"]}
+    return {"body": body, "field": field, "court": court, "ctype": ctype, "form": form}
 
 
 def _tasks(admin: httpx.Client, case_id: str) -> dict[str, dict]:
@@ -86,11 +89,15 @@ def test_a_case_from_a_template_gets_everything_it_implies(api: Api, admin: http
     assert tasks["Draft answer"]["due_at"] == "2026-12-15"
     assert tasks["No date"]["due_at"] is None
     assert "Answer to the complaint" in tasks  # the rule set's own task for the trigger
+    (copy,) = ok(admin.get(f"/cases/{case['id']}/documents"))
+    assert copy["id"] != template["form"]["id"] and copy["title"] == template["form"]["title"]
+    assert admin.get(f"/documents/{copy['id']}/content").content == b"Engagement letter\n"
     # Each part emitted its event, in the same transaction as the case.
     assert api.events("case.created", case_id=case["id"])[0]["template_id"] == body["id"]
     assert len(api.events("party.added", case_id=case["id"])) == 1
     assert len(api.events("deadline.saved", case_id=case["id"])) == 1
     assert len(api.events("task.created", case_id=case["id"])) == len(tasks)
+    assert [e["document_id"] for e in api.events("document.uploaded", case_id=case["id"])] == [copy["id"]]
 
 
 def test_the_request_wins_over_the_template(admin: httpx.Client, template) -> None:
@@ -180,9 +187,15 @@ def test_templates_are_checked_and_only_administrators_write_them(
         "parties": [{"role": "client", "contact_id": "con_nobody"}],
         "deadlines": [{"rule_set": "frcp", "trigger": "no_such_trigger"}],
         "tasks": [{"title": "x", "assignee": "user_nobody"}],
+        "documents": ["doc_nobody"],
     }
     error = api_error(admin.post("/admin/matter-templates", json=bad), 422, "VALIDATION_ERROR")
-    assert set(details(error)) == {"parties[0].contact_id", "deadlines[0].trigger", "tasks[0].assignee"}
+    assert set(details(error)) == {
+        "parties[0].contact_id",
+        "deadlines[0].trigger",
+        "tasks[0].assignee",
+        "documents[0]",
+    }
     api_error(admin.post("/admin/matter-templates", json=template["body"]), 409, "CONFLICT")
     _, token = api.make_user("attorney")
     with api.client(token=token) as lawyer:

@@ -42,11 +42,9 @@ async def create_case(
     With `template_id` (and optionally `template_version`; default the latest), the case takes the
     template's case type, defaults, custom-field values and tags where the body gives none, and
     gets its parties, saved deadlines (trigger dates from `trigger_dates` or the opening date) and
-    tasks, all in one transaction with their events (`party.added`, `deadline.saved`,
-    `task.created`)."""
-    case = await service.open_case(
-        session, principal, body, default_access=runtime.settings.default_case_access
-    )
+    tasks, and copies of its documents, all in one transaction with their events (`party.added`,
+    `deadline.saved`, `task.created`, `document.uploaded`)."""
+    case = await service.open_case(session, runtime, principal, body)
     return envelope.created(CaseOut.dump_for(case, principal))
 
 

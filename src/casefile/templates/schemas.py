@@ -70,6 +70,8 @@ class TemplateBody(InModel):
     deadlines: list[TemplateDeadline] = Field(default_factory=list, max_length=20)
     tasks: list[TemplateTask] = Field(default_factory=list, max_length=MAX_ITEMS)
     tags: list[Tag] = Field(default_factory=list, max_length=MAX_TAGS)
+    # Documents (of any case: a firm keeps its standard forms somewhere) copied into each new case.
+    documents: list[str] = Field(default_factory=list, max_length=MAX_ITEMS)
 
     @model_validator(mode="after")
     def _triggers_known(self) -> TemplateBody:

@@ -20,8 +20,10 @@ from casefile.contacts import service as contacts
 from casefile.contacts.schemas import PartyCreate
 from casefile.deadlines import service as deadlines
 from casefile.deadlines.schemas import ComputeRequest
+from casefile.documents import service as documents
 from casefile.errors import Conflict, ErrorDetail, NotFound, ValidationFailed
-from casefile.models import Case, Contact, MatterTemplate, User
+from casefile.models import Case, Contact, Document, MatterTemplate, User
+from casefile.runtime import Runtime
 from casefile.tasks import service as tasks
 from casefile.tasks.schemas import TaskCreate
 from casefile.templates.schemas import CaseOpen, TemplateBody, TemplateCreate
@@ -71,6 +73,10 @@ async def _check(session: AsyncSession, body: TemplateBody) -> None:
     for i, task in enumerate(body.tasks):
         if task.assignee not in (None, "creator") and await session.get(User, task.assignee) is None:
             problems.append(ErrorDetail(f"tasks[{i}].assignee", "User not found"))
+    for i, document_id in enumerate(body.documents):
+        document = await session.get(Document, document_id)
+        if document is None or document.deleted_at is not None:
+            problems.append(ErrorDetail(f"documents[{i}]", "Document not found"))
     for i, deadline in enumerate(body.deadlines):
         rule_set = await deadlines.find_rule_set(session, deadline.rule_set)
         if rule_set is None:
@@ -150,7 +156,7 @@ def _trigger_dates(body: CaseOpen, template: TemplateBody, opened: date) -> dict
     return dates
 
 
-async def open_case(session: AsyncSession, actor: Principal, body: CaseOpen, *, default_access: str) -> Case:
+async def open_case(session: AsyncSession, runtime: Runtime, actor: Principal, body: CaseOpen) -> Case:
     """`POST /cases`: a plain case, or one with everything its template implies."""
     if body.template_id is None:
         if body.template_version is not None or body.trigger_dates:
@@ -158,7 +164,9 @@ async def open_case(session: AsyncSession, actor: Principal, body: CaseOpen, *, 
         plain = CaseCreate.model_validate(
             body.model_dump(exclude={"template_id", "template_version", "trigger_dates"})
         )
-        return await cases.create_case(session, actor, plain, default_access=default_access)
+        return await cases.create_case(
+            session, actor, plain, default_access=runtime.settings.default_case_access
+        )
     try:
         row = await get_template(session, body.template_id, body.template_version)
     except NotFound as exc:
@@ -170,9 +178,16 @@ async def open_case(session: AsyncSession, actor: Principal, body: CaseOpen, *, 
         session,
         actor,
         _case_body(body, template),
-        default_access=default_access,
+        default_access=runtime.settings.default_case_access,
         template=(row.id, row.version),
     )
+    for document_id in template.documents:
+        source = await session.get(Document, document_id)
+        if source is None or source.deleted_at is not None:  # gone since the template was saved
+            raise ValidationFailed.on(
+                "template_id", f"The template's document {document_id} no longer exists"
+            )
+        await documents.copy_document(session, runtime, actor, source, case)
     for party in template.parties:
         await contacts.add_party(
             session, actor, case, PartyCreate(contact_id=party.contact_id, role=party.role)
