@@ -53,6 +53,8 @@ EVENT_NAMES: tuple[str, ...] = (
     "custom_field.updated",
     "custom_field_set.created",
     "custom_field_set.updated",
+    "webhook.failing",
+    "webhook.disabled",
 )
 
 EVENT_GROUPS: frozenset[str] = frozenset(name.split(".", 1)[0] for name in EVENT_NAMES)
