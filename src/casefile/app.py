@@ -52,6 +52,7 @@ from casefile.signin.router import router as signin_router
 from casefile.startup import settle_garbage_collector, start_runtime
 from casefile.tasks.router import router as tasks_router
 from casefile.users.router import router as users_router
+from casefile.web import install as install_web_app
 
 log = logging.getLogger("casefile")
 
@@ -207,4 +208,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(metrics_router)
     api_docs.install(app)
     openapi.install(app)
+    # The web app's pages (docs/web-app.md), last: its error pages wrap the handlers above.
+    install_web_app(app)
     return app

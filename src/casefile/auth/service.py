@@ -83,17 +83,17 @@ async def login(session: AsyncSession, runtime: Runtime, *, email: str, password
     # verify_password runs even for an unknown email, so timing does not tell which was wrong.
     valid = await passwords.verify_password(user.password_hash if user else None, password)
     if user is None or not valid:
-        await _record_failed_login(session, email, user, "wrong email or password", "failed")
+        await record_failed_login(session, email, user, "wrong email or password", "failed")
         raise bad_login()
     if not user.active:
-        await _record_failed_login(session, email, user, "user disabled", "denied")
+        await record_failed_login(session, email, user, "user disabled", "denied")
         raise user_disabled()
     if user.password_hash and passwords.needs_rehash(user.password_hash):
         user.password_hash = await passwords.hash_password(password)
     return await open_session(session, runtime, user, method="password")
 
 
-async def _record_failed_login(
+async def record_failed_login(
     session: AsyncSession, email: str, user: User | None, reason: str, outcome: Outcome
 ) -> None:
     """`auth.login_failed`, kept although the request fails: its transaction changed nothing
