@@ -1,0 +1,94 @@
+"""The web app in a real browser: the operating system's Chromium (`apt-get install chromium`;
+Playwright's own browser download is not used), driven by Playwright, against the `api` test
+server of each database. One browser for the whole run; each test opens its own contexts (fresh
+cookies). Screenshots for docs/web-app.md are taken on SQLite only (the pages are the same)."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
+
+from tests.support.servers import ADMIN_EMAIL, ADMIN_PASSWORD, Api
+
+CHROMIUM = os.environ.get("CASEFILE_TEST_CHROMIUM", "/usr/bin/chromium")
+SCREENSHOTS = Path(__file__).parents[2] / "docs" / "web-app"
+USER_PASSWORD = "User-Passw0rd-123"
+
+
+@pytest.fixture(scope="session")
+def playwright() -> Iterator[Playwright]:
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"Chromium not found at {CHROMIUM}: apt-get install chromium (.ci/run does)")
+    with sync_playwright() as p:
+        yield p
+
+
+@pytest.fixture(scope="session")
+def browser(playwright: Playwright) -> Iterator[Browser]:
+    # --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
+    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+    yield browser
+    browser.close()
+
+
+class Web:
+    """The server's web app as a browser user sees it."""
+
+    def __init__(self, api: Api, browser: Browser, backend: str) -> None:
+        self.api, self.browser, self.backend = api, browser, backend
+        self.root = api.root
+        self._contexts: list[BrowserContext] = []
+
+    def page(self, *, width: int = 1280, height: int = 800, javascript: bool = True) -> Page:
+        context = self.browser.new_context(
+            base_url=self.root, viewport={"width": width, "height": height}, java_script_enabled=javascript
+        )
+        self._contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(10_000)
+        # Any script refused by the Content-Security-Policy is a bug of the pages.
+        page.on("console", lambda m: _refuse_csp_violation(m.text))
+        return page
+
+    def sign_in(self, page: Page, email: str = ADMIN_EMAIL, password: str = ADMIN_PASSWORD) -> None:
+        page.goto("/app/sign-in")
+        page.get_by_label("Email").fill(email)
+        page.get_by_label("Password").fill(password)
+        page.get_by_role("button", name="Sign in").click()
+        page.wait_for_url(re.compile(r".*/app$"))
+
+    def user(self, role: str = "attorney") -> tuple[dict[str, str], str]:
+        """A new user of `role` (created through the API) and their email."""
+        user, _ = self.api.make_user(role, password=USER_PASSWORD)
+        return user, user["email"]
+
+    def screenshot(self, page: Page, name: str, *, full_page: bool = True) -> None:
+        if self.backend == "sqlite":
+            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=full_page)
+
+    def close(self) -> None:
+        for context in self._contexts:
+            context.close()
+
+
+CSP_VIOLATIONS: list[str] = []
+
+
+def _refuse_csp_violation(text: str) -> None:
+    if "Content Security Policy" in text:
+        CSP_VIOLATIONS.append(text)
+
+
+@pytest.fixture
+def web(api: Api, browser: Browser, backend: str) -> Iterator[Web]:
+    CSP_VIOLATIONS.clear()
+    site = Web(api, browser, backend)
+    yield site
+    site.close()
+    assert not CSP_VIOLATIONS, CSP_VIOLATIONS
