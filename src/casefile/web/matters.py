@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from casefile.access.dependencies import CasesRead
 from casefile.auth.permissions import Permission, Principal
 from casefile.cases import service as cases_service
-from casefile.cases.repository import CASE_LIST
+from casefile.cases.repository import CASE_LIST, cases_by_id
 from casefile.cases.schemas import PRIORITIES, STATUSES, CaseCreate
 from casefile.conflicts import service as conflicts_service
 from casefile.conflicts.schemas import MAX_NAMES
@@ -106,8 +106,13 @@ async def _conflict_check(session: AsyncSession, principal: Principal, names: li
     if not names:
         return {"allowed": True, "names": [], "hits": []}
     check = await conflicts_service.create_check(session, principal, names, None)
-    shown = await conflicts_service.dump_for(session, principal, check)
-    return {"allowed": True, "names": names, "hits": shown["hits"]}
+    hits = (await conflicts_service.dump_for(session, principal, check))["hits"]
+    # The titles of the matters the user may see (a hidden one's id is never shown).
+    matters = await cases_by_id(session, {h["case_id"] for h in hits if h["visible"] and h["case_id"]})
+    for hit in hits:
+        case = matters.get(hit["case_id"]) if hit["visible"] else None
+        hit["title"] = case.title if case else None
+    return {"allowed": True, "names": names, "hits": hits}
 
 
 @router.post("/app/matters/new")
