@@ -6,14 +6,18 @@ cookies). Screenshots for docs/web-app.md are taken on SQLite only (the pages ar
 from __future__ import annotations
 
 import os
+import queue
 import re
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
 
-from tests.support.servers import ADMIN_EMAIL, ADMIN_PASSWORD, Api
+from tests.support.servers import ADMIN_EMAIL, ADMIN_PASSWORD, Api, running_server
 
 CHROMIUM = os.environ.get("CASEFILE_TEST_CHROMIUM", "/usr/bin/chromium")
 SCREENSHOTS = Path(__file__).parents[2] / "docs" / "web-app"
@@ -75,6 +79,34 @@ class Web:
     def close(self) -> None:
         for context in self._contexts:
             context.close()
+
+
+@contextmanager
+def server_with(backend: str, tmp: Path, **overrides: Any) -> Iterator[Api]:
+    """A server of its own with other settings, started and stopped in a thread of its own: the
+    sync Playwright API keeps an event loop running in the tests' thread, where the server's
+    set-up (`asyncio.run`) cannot run."""
+    ready: queue.Queue[Api | BaseException] = queue.Queue()
+    stop = threading.Event()
+
+    def run() -> None:
+        try:
+            with running_server(backend, tmp, **overrides) as api:
+                ready.put(api)
+                stop.wait()
+        except BaseException as exc:  # the test sees it
+            ready.put(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    started = ready.get(timeout=60)
+    if isinstance(started, BaseException):
+        raise started
+    try:
+        yield started
+    finally:
+        stop.set()
+        thread.join(timeout=60)
 
 
 CSP_VIOLATIONS: list[str] = []
