@@ -1,7 +1,7 @@
 """The web app in a real browser: the operating system's Chromium (`apt-get install chromium`;
-Playwright's own browser download is not used), driven by Playwright, against the `api` test
-server of each database. One browser for the whole run; each test opens its own contexts (fresh
-cookies). Screenshots for docs/web-app.md are taken on SQLite only (the pages are the same)."""
+Playwright's own browser download is not used), driven by Playwright, against a test server of
+each database. One browser per module; each test opens its own contexts (fresh cookies).
+Screenshots for docs/web-app.md are taken on SQLite only (the pages are the same)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,11 @@ SCREENSHOTS = Path(__file__).parents[2] / "docs" / "web-app"
 USER_PASSWORD = "User-Passw0rd-123"
 
 
-@pytest.fixture(scope="session")
+# One browser per test module, not per run: the sync Playwright API keeps an event loop running
+# in the tests' thread for as long as it is started, and the set-up of other tests (a fresh
+# database, a server: `asyncio.run`) cannot run there meanwhile. Started per module, it is stopped
+# before any other directory's tests run in the same process.
+@pytest.fixture(scope="module")
 def playwright() -> Iterator[Playwright]:
     if not Path(CHROMIUM).exists():
         pytest.fail(f"Chromium not found at {CHROMIUM}: apt-get install chromium (.ci/run does)")
@@ -32,7 +36,7 @@ def playwright() -> Iterator[Playwright]:
         yield p
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(playwright: Playwright) -> Iterator[Browser]:
     # --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
     browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
@@ -83,9 +87,9 @@ class Web:
 
 @contextmanager
 def server_with(backend: str, tmp: Path, **overrides: Any) -> Iterator[Api]:
-    """A server of its own with other settings, started and stopped in a thread of its own: the
-    sync Playwright API keeps an event loop running in the tests' thread, where the server's
-    set-up (`asyncio.run`) cannot run."""
+    """A server on a fresh database, started and stopped in a thread of its own: while the sync
+    Playwright API is started, it keeps an event loop running in the tests' thread, where the
+    server's set-up (`asyncio.run`) cannot run."""
     ready: queue.Queue[Api | BaseException] = queue.Queue()
     stop = threading.Event()
 
@@ -117,10 +121,17 @@ def _refuse_csp_violation(text: str) -> None:
         CSP_VIOLATIONS.append(text)
 
 
+@pytest.fixture(scope="session")
+def web_api(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
+    """The web tests' server, one per database, started in a thread (see `server_with`)."""
+    with server_with(backend, tmp_path_factory.mktemp(f"web-{backend}")) as server:
+        yield server
+
+
 @pytest.fixture
-def web(api: Api, browser: Browser, backend: str) -> Iterator[Web]:
+def web(web_api: Api, browser: Browser, backend: str) -> Iterator[Web]:
     CSP_VIOLATIONS.clear()
-    site = Web(api, browser, backend)
+    site = Web(web_api, browser, backend)
     yield site
     site.close()
     assert not CSP_VIOLATIONS, CSP_VIOLATIONS
