@@ -74,6 +74,9 @@ def test_every_page_has_no_serious_accessibility_violation(web: Web) -> None:
             f"/app/matters/{case_id}/tasks",
             f"/app/matters/{case_id}/documents",
             "/app/matters/case_does_not_exist",  # the error page
+            "/app/search",
+            "/app/search?q=Accessible",
+            "/app/search?q=zzzzqqqq",
         ]
         for path in paths:
             page.goto(path)

@@ -110,6 +110,15 @@ def test_sign_in_open_a_matter_with_a_conflict_complete_a_task_sign_out(web: Web
     page.get_by_role("button", name="Apply").click()
     web.screenshot(page, "matters")
 
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Search").click()
+    expect(page.get_by_text("Search the titles, numbers, clients and descriptions")).to_be_visible()
+    page.get_by_label("Search for").fill("supply Globex")
+    page.get_by_role("button", name="Search").click()
+    expect(page).to_have_url(re.compile(r"/app/search\?q=supply\+Globex"))
+    expect(page.locator("#results li").first).to_contain_text("Globex v. Acme: supply contract")
+    expect(page.locator("#results mark").first).to_be_visible()  # the matched words, highlighted
+    web.screenshot(page, "search")
+
     page.get_by_role("button", name="Sign out").click()
     expect(page.get_by_role("status")).to_have_text("You are signed out.")
     page.goto("/app/matters")

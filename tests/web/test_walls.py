@@ -51,6 +51,8 @@ def test_a_walled_user_finds_no_trace_of_the_matter(web: Web) -> None:
     web.sign_in(colleague, colleague_email, USER_PASSWORD)
     colleague.goto("/app/matters?search=Nightingale")
     expect(colleague.locator("#matters")).to_contain_text(SECRET_TITLE)
+    colleague.goto("/app/search?q=Nightingale")
+    expect(colleague.locator("#results")).to_contain_text(SECRET_TITLE)
     colleague.goto(f"/app/matters/{case['id']}/notes")
     expect(colleague.locator("#notes")).to_contain_text("Nightingale price")
 
@@ -62,6 +64,9 @@ def test_a_walled_user_finds_no_trace_of_the_matter(web: Web) -> None:
         "/app/matters?search=Nightingale",
         "/app/matters?case_type=M%26A",
         "/app/matters?sort=title&order=desc",
+        "/app/search?q=Nightingale",
+        "/app/search?q=Zephyrine&kind=case",
+        "/app/search?q=nightingale&kind=document",
     ]
     for path in pages:
         page.goto(path)
