@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
 
 from tests.support.servers import ADMIN_EMAIL, ADMIN_PASSWORD, Api, running_server
@@ -111,6 +112,24 @@ def server_with(backend: str, tmp: Path, **overrides: Any) -> Iterator[Api]:
     finally:
         stop.set()
         thread.join(timeout=60)
+
+
+# axe-core's rules for WCAG 2.1 A and AA, and its best practices; only violations are collected.
+AXE_OPTIONS = {
+    "runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]},
+    "resultTypes": ["violations"],
+}
+
+
+def serious_violations(page: Page) -> list[str]:
+    """The serious and critical violations axe-core finds on the page, as readable lines."""
+    results = Axe().run(page, options=AXE_OPTIONS).response
+    assert results["testEngine"]["name"] == "axe-core" and results["url"] == page.url
+    return [
+        f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']]}"
+        for v in results["violations"]
+        if v["impact"] in ("serious", "critical")
+    ]
 
 
 CSP_VIOLATIONS: list[str] = []

@@ -7,24 +7,9 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 
-from axe_playwright_python.sync_playwright import Axe
-from playwright.sync_api import Page, expect
+from playwright.sync_api import expect
 
-from tests.web.conftest import USER_PASSWORD, Web
-
-AXE_OPTIONS = {
-    "runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]}
-}
-
-
-def _serious(page: Page) -> list[str]:
-    results = Axe().run(page, options=AXE_OPTIONS).response
-    assert results["testEngine"]["name"] == "axe-core" and results["url"] == page.url
-    return [
-        f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']]}"
-        for v in results["violations"]
-        if v["impact"] in ("serious", "critical")
-    ]
+from tests.web.conftest import USER_PASSWORD, Web, serious_violations
 
 
 def _matter_with_everything(web: Web, assignee_id: str) -> str:
@@ -50,7 +35,7 @@ def test_the_check_finds_what_it_looks_for(web: Web) -> None:
         '<html lang="en"><title>t</title><main><p style="color:#ccc;background:#fff">faint</p>'
         "<input type=text></main></html>"
     )
-    found = " ".join(_serious(page))
+    found = " ".join(serious_violations(page))
     assert "color-contrast (serious)" in found and "label (critical)" in found
 
 
@@ -62,7 +47,7 @@ def test_every_page_has_no_serious_accessibility_violation(web: Web) -> None:
     for width in (1280, 390) if web.backend == "sqlite" else (1280,):
         page = web.page(width=width)
         page.goto("/app/sign-in")
-        problems[f"sign-in@{width}"] = _serious(page)
+        problems[f"sign-in@{width}"] = serious_violations(page)
         web.sign_in(page, email, USER_PASSWORD)
         paths = [
             "/app",
@@ -80,11 +65,11 @@ def test_every_page_has_no_serious_accessibility_violation(web: Web) -> None:
         ]
         for path in paths:
             page.goto(path)
-            problems[f"{path}@{width}"] = _serious(page)
+            problems[f"{path}@{width}"] = serious_violations(page)
         page.goto("/app/matters/new")
         page.get_by_label("Client name").fill("Access Ability Ltd")
         expect(page.locator(".warning")).to_be_visible()
-        problems[f"new matter with hits@{width}"] = _serious(page)
+        problems[f"new matter with hits@{width}"] = serious_violations(page)
     assert {k: v for k, v in problems.items() if v} == {}
 
 

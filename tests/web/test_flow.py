@@ -9,7 +9,7 @@ from pathlib import Path
 
 from playwright.sync_api import expect
 
-from tests.web.conftest import USER_PASSWORD, Web
+from tests.web.conftest import USER_PASSWORD, Web, serious_violations
 
 
 def test_sign_in_open_a_matter_with_a_conflict_complete_a_task_sign_out(web: Web) -> None:
@@ -145,3 +145,29 @@ def test_a_phone_sized_screen_shows_every_page_without_sideways_scrolling(web: W
         assert width <= 390, (path, width)
     page.goto("/app")
     web.screenshot(page, "my-day-phone")
+
+
+def test_the_activity_tab_is_for_those_who_manage_the_matter(web: Web) -> None:
+    _, email = web.user("attorney")
+    with web.api.admin() as admin:
+        case = admin.post("/cases", json={"title": "Audited matter", "client_name": "Trail Ltd"}).json()[
+            "data"
+        ]
+    manager = web.page()
+    web.sign_in(manager)  # the administrator manages every matter they are not walled off from
+    manager.goto(f"/app/matters/{case['id']}")
+    manager.get_by_role("link", name="Activity").click()
+    rows = manager.locator("#activity tbody tr")
+    expect(rows.filter(has_text="case.created")).to_have_count(1)
+    expect(rows.filter(has_text="case.read").first).to_be_visible()
+    assert serious_violations(manager) == []
+    web.screenshot(manager, "matter-activity")
+    # An attorney may read and change the matter, not its trail: no tab, and the page refuses.
+    attorney = web.page()
+    web.sign_in(attorney, email, USER_PASSWORD)
+    attorney.goto(f"/app/matters/{case['id']}")
+    expect(attorney.get_by_role("link", name="Tasks")).to_be_visible()
+    expect(attorney.get_by_role("link", name="Activity")).to_have_count(0)
+    refused = attorney.goto(f"/app/matters/{case['id']}/activity")
+    assert refused is not None and refused.status == 403
+    expect(attorney.get_by_role("heading", level=1)).to_have_text("Not allowed")

@@ -5,6 +5,7 @@ Each tab loads the matter as the API does (`access.matter`: a matter the user ma
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -13,6 +14,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.access.dependencies import CaseInPath, CasesRead
 from casefile.access.matter import Level, case_for, level_on
+from casefile.audit import service as audit
+from casefile.audit.dependencies import AuditPage, CaseTrailFilters
 from casefile.auth.permissions import Permission, Principal
 from casefile.cases import service as cases_service
 from casefile.cases.schemas import PRIORITIES, TRANSITIONS, CaseUpdate
@@ -37,6 +40,8 @@ TABS = (
     ("tasks", "Tasks", "/tasks"),
     ("documents", "Documents", "/documents"),
 )
+# Shown to those with `manage` on the matter only (the API's rule for its audit trail).
+MANAGER_TABS = (("activity", "Activity", "/activity"),)
 
 
 async def people(session: AsyncSession, principal: Principal) -> dict[str, User]:
@@ -59,7 +64,8 @@ async def matter_page(
 ) -> HTMLResponse:
     level = await level_on(session, me.principal, case)
     can_write = level >= Level.WRITE and me.can(Permission.WRITE_CASES)
-    page = {"case": case, "tab": tab, "tabs": TABS, "can_write": can_write, **context}
+    tabs = TABS + MANAGER_TABS if level >= Level.MANAGE else TABS
+    page = {"case": case, "tab": tab, "tabs": tabs, "can_write": can_write, **context}
     return render(request, f"matter_{tab}.html", page, me=me, nav="matters", status_code=status_code)
 
 
@@ -143,3 +149,23 @@ async def add_note(request: Request, case_id: str, principal: Changer, session: 
         details = validation_details(exc.errors()) if isinstance(exc, ValidationError) else exc.details or []
         raise ValidationFailed(details=details) from None
     return RedirectResponse(f"/app/matters/{case_id}/notes", status_code=303)
+
+
+@router.get("/app/matters/{case_id}/activity")
+async def activity(
+    request: Request,
+    *,
+    case_id: str,
+    principal: CasesRead,
+    session: SessionDep,
+    filters: CaseTrailFilters,
+    page: AuditPage,
+) -> HTMLResponse:
+    """The matter's audit trail, newest first, for those with `manage` on it (`GET
+    /cases/{id}/audit`: the same check, and the read is itself recorded)."""
+    case = await case_for(session, principal, case_id, Level.MANAGE)
+    entries, next_cursor = await audit.list_case_entries(session, case.id, filters, page)
+    me = await viewer(session, principal)
+    more = f"/app/matters/{case.id}/activity?" + urlencode({"cursor": next_cursor}) if next_cursor else ""
+    context = {"entries": entries, "people": await people(session, principal), "next_url": more}
+    return await matter_page(request, session, me, case, tab="activity", context=context)
