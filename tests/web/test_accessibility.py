@@ -58,6 +58,7 @@ def test_every_page_has_no_serious_accessibility_violation(web: Web) -> None:
             f"/app/matters/{case_id}/notes",
             f"/app/matters/{case_id}/tasks",
             f"/app/matters/{case_id}/documents",
+            f"/app/matters/{case_id}/deadlines?trigger=frcp::service&trigger_date=2026-12-04",
             "/app/matters/case_does_not_exist",  # the error page
             "/app/search",
             "/app/search?q=Accessible",

@@ -171,3 +171,36 @@ def test_the_activity_tab_is_for_those_who_manage_the_matter(web: Web) -> None:
     refused = attorney.goto(f"/app/matters/{case['id']}/activity")
     assert refused is not None and refused.status == 403
     expect(attorney.get_by_role("heading", level=1)).to_have_text("Not allowed")
+
+
+def test_deadlines_are_computed_with_their_trace_and_saved_as_tasks(web: Web) -> None:
+    user, email = web.user("attorney")
+    with web.api.admin() as admin:
+        body = {"title": "Deadline matter", "client_name": "Calendar Ltd"}
+        case = admin.post("/cases", json=body).json()["data"]
+    page = web.page()
+    web.sign_in(page, email, USER_PASSWORD)
+    page.goto(f"/app/matters/{case['id']}")
+    page.get_by_role("link", name="Deadlines").click()
+    expect(page.get_by_text("No deadlines saved on this matter yet.")).to_be_visible()
+    page.get_by_label("Rule set and trigger").select_option("frcp::service")
+    page.get_by_label("Trigger date").fill("2026-12-04")
+    page.get_by_role("button", name="Compute").click()
+    # Served 4 December 2026: 21 days is Christmas Day (a holiday), so the answer is due the 28th.
+    answer = page.locator("#computed li", has_text="Answer to the complaint")
+    expect(answer).to_contain_text("due 2026-12-28")
+    answer.get_by_text("How it was counted").click()
+    expect(answer.locator("details ol")).to_contain_text("2026-12-25")
+    web.screenshot(page, "matter-deadlines")
+    page.get_by_role("button", name="Save as tasks").click()
+    expect(page.get_by_role("status")).to_contain_text("Deadlines saved")
+    expect(page.locator("#saved-deadlines li")).to_have_count(1)
+    with web.api.admin() as admin:
+        saved = admin.get(f"/cases/{case['id']}/deadlines").json()["data"]
+        tasks = admin.get("/tasks", params={"deadline_id": saved[0]["id"]}).json()["data"]
+    assert ("Answer to the complaint", "2026-12-28", user["id"]) in {
+        (t["title"], t["due_at"], t["assignee_id"]) for t in tasks
+    }
+    # A computation the rule set cannot make is shown as the tab's error, not a broken page.
+    page.goto(f"/app/matters/{case['id']}/deadlines?trigger=frcp::no-such-trigger&trigger_date=2026-12-04")
+    expect(page.get_by_role("alert")).to_contain_text("could not be computed")

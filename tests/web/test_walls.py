@@ -72,7 +72,7 @@ def test_a_walled_user_finds_no_trace_of_the_matter(web: Web) -> None:
         page.goto(path)
         text = _page_text(page)
         assert not [t for t in traces if t in text], path
-    for path in ("", "/notes", "/tasks", "/documents", "/activity"):
+    for path in ("", "/notes", "/tasks", "/deadlines", "/documents", "/activity"):
         response = page.goto(f"/app/matters/{case['id']}{path}")
         assert response is not None and response.status == 404
         expect(page.get_by_role("heading", level=1)).to_have_text("Not found")

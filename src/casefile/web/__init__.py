@@ -7,14 +7,24 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
-from casefile.web import assets, errors, matter, matter_work, matters, my_day, search_page, signin
+from casefile.web import (
+    assets,
+    deadlines_tab,
+    errors,
+    matter,
+    matter_work,
+    matters,
+    my_day,
+    search_page,
+    signin,
+)
 from casefile.web.security import WebHeadersMiddleware
 
 
 def install(app: FastAPI) -> None:
     """The pages' routes, their headers, and their errors as pages. Called by create_app after
     the API's exception handlers are installed (it wraps them)."""
-    for module in (assets, signin, my_day, matters, matter, matter_work, search_page):
+    for module in (assets, signin, my_day, matters, matter, matter_work, deadlines_tab, search_page):
         app.include_router(module.router)
     app.add_middleware(WebHeadersMiddleware)
     errors.install(app)

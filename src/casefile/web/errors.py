@@ -59,10 +59,14 @@ def _html(original: Handler) -> Handler:
         if status == 401 and not request.url.path.startswith("/app/sign-in"):
             # Signed out, timed out or revoked: to the sign-in form, back here afterwards.
             target = request.url.path if request.method == "GET" else "/app"
-            redirect = RedirectResponse(f"/app/sign-in?next={quote(target)}", status_code=303)
-            redirect.raw_headers.extend(session_cookie_headers(None, secure=secure))
+            location = f"/app/sign-in?next={quote(target)}"
+            # htmx's requests follow a redirect themselves and would swap the sign-in page into
+            # the part they update: they are told to load it as a page instead.
             if request.headers.get("hx-request"):
-                redirect.headers["HX-Redirect"] = redirect.headers["location"]
+                redirect: Response = Response(status_code=200, headers={"HX-Redirect": location})
+            else:
+                redirect = RedirectResponse(location, status_code=303)
+            redirect.raw_headers.extend(session_cookie_headers(None, secure=secure))
             return redirect
         message, details = _message(response)
         context = {"status": status, "title": TITLES.get(status, "Something went wrong"), "message": message}

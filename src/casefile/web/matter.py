@@ -38,6 +38,7 @@ TABS = (
     ("overview", "Overview", ""),
     ("notes", "Notes", "/notes"),
     ("tasks", "Tasks", "/tasks"),
+    ("deadlines", "Deadlines", "/deadlines"),
     ("documents", "Documents", "/documents"),
 )
 # Shown to those with `manage` on the matter only (the API's rule for its audit trail).
