@@ -6,7 +6,8 @@ its session cookie) asks each page `--rounds` times over one kept-alive connecti
 warm-up. "Server time" is the app's own measure of each request: the duration in its request log
 line (casefile.metrics), read from the log records, so the client's and the network's share is
 left out. Pages: My day, the matters list (20 rows, default sort; and a search), a matter's
-overview and its tasks tab.
+overview and its tasks tab; and for comparison the API's `GET /cases` and `GET /tasks` (the same
+services, answered as JSON).
 
 Data: N firm-access matters (default 10,000), the first 200 with 3 tasks each assigned to the
 signed-in administrator (so My day has rows).
@@ -137,6 +138,9 @@ def main() -> None:
         "Matters, search": "/app/matters?search=client+42",
         "Matter overview": f"/app/matters/{first_case}",
         "Matter tasks": f"/app/matters/{first_case}/tasks",
+        # The API's own list, for comparison: the same service and queries, answered as JSON.
+        "API GET /cases": "/api/v1/cases?limit=20",
+        "API GET /tasks (me)": "/api/v1/tasks?assignee_id=me&status=open&limit=100&sort=due_at&order=asc",
     }
     results = []
     with httpx.Client(base_url=f"http://127.0.0.1:{port}") as client:
@@ -144,14 +148,18 @@ def main() -> None:
         token = re.search(r'name="form_token" value="([^"]+)"', form)
         assert token is not None
         client.post("/app/sign-in", data={"email": EMAIL, "password": PASSWORD, "form_token": token.group(1)})
+        login = client.post("/api/v1/auth/login", json={"email": EMAIL, "password": PASSWORD})
+        bearer = {"Authorization": "Bearer " + login.json()["data"]["token"]}
         for name, path in pages.items():
+            # The pages with the session cookie; the API with a token (it never takes the cookie).
+            headers = bearer if path.startswith("/api/") else {}
             for _ in range(10):
-                assert client.get(path).status_code == 200
+                assert client.get(path, headers=headers).status_code == 200
             durations.values.clear()
             wall = []
             for _ in range(args.rounds):
                 started = time.perf_counter()
-                assert client.get(path).status_code == 200
+                assert client.get(path, headers=headers).status_code == 200
                 wall.append((time.perf_counter() - started) * 1000)
             server_ms = list(durations.values)
             results.append((name, server_ms, wall))

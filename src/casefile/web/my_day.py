@@ -10,7 +10,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 
 from casefile.access.dependencies import CasesRead
 from casefile.cases import service as cases_service
-from casefile.cases.repository import CASE_LIST, cases_by_id
+from casefile.cases.repository import cases_by_id
 from casefile.clock import utcnow
 from casefile.listing import build_list_query
 from casefile.request_scope import SessionDep
@@ -21,6 +21,7 @@ from casefile.web.templating import render, viewer
 router = APIRouter(include_in_schema=False)
 
 SOON_DAYS = 14
+RECENT = 5
 
 
 @router.get("/")
@@ -38,8 +39,7 @@ async def my_day(request: Request, principal: CasesRead, session: SessionDep) ->
     tasks = (await tasks_service.list_tasks(session, principal, mine)).rows
     soon = [t for t in tasks if t.due_date is not None and t.due_date <= today + timedelta(days=SOON_DAYS)]
     later = [t for t in tasks if t not in soon]
-    recent_query = build_list_query(CASE_LIST, {"sort": "created_at", "order": "desc", "limit": "5"})
-    recent = (await cases_service.list_cases(session, principal, recent_query)).rows
+    recent = await cases_service.newest_cases(session, principal, RECENT)
     matters = await cases_by_id(session, {t.case_id for t in tasks})
     context = {"soon": soon, "later": later, "recent": recent, "matters": matters}
     return render(request, "my_day.html", context, me=me, nav="my-day")
