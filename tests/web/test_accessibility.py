@@ -57,6 +57,7 @@ def test_every_page_has_no_serious_accessibility_violation(web: Web) -> None:
             "/app/matters?search=nothing-matches-this",
             "/app/matters?status=bogus",  # the error state
             f"/app/matters/{case_id}",
+            f"/app/matters/{case_id}/parties",
             f"/app/matters/{case_id}/notes",
             f"/app/matters/{case_id}/tasks",
             f"/app/matters/{case_id}/documents",

@@ -59,6 +59,15 @@ def test_sign_in_open_a_matter_with_a_conflict_complete_a_task_sign_out(web: Web
         parties = admin.get(f"/cases/{case_id}/parties").json()["data"]
         assert sorted(p["role"] for p in parties) == ["adverse_party", "client"]
 
+    # Parties: the client, and the adverse party with the conflict check its addition ran.
+    page.get_by_role("navigation", name="Matter sections").get_by_role("link", name="Parties").click()
+    adverse = page.locator("#parties > li", has_text="Adverse party")
+    expect(adverse).to_contain_text("Acme Holdings Ltd")
+    expect(adverse).to_contain_text("possible conflict")
+    client = page.locator("#parties > li", has_text="Globex Corporation")
+    expect(client.locator(".badge").first).to_have_text("Client")
+    web.screenshot(page, "matter-parties")
+
     page.get_by_role("navigation", name="Matter sections").get_by_role("link", name="Notes").click()
     page.get_by_label("New note").fill("Client called: the supplier stopped deliveries on 2 November.")
     page.get_by_role("button", name="Add note").click()

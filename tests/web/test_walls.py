@@ -72,7 +72,7 @@ def test_a_walled_user_finds_no_trace_of_the_matter(web: Web) -> None:
         page.goto(path)
         text = _page_text(page)
         assert not [t for t in traces if t in text], path
-    for path in ("", "/notes", "/tasks", "/deadlines", "/documents", "/activity"):
+    for path in ("", "/parties", "/notes", "/tasks", "/deadlines", "/documents", "/activity"):
         response = page.goto(f"/app/matters/{case['id']}{path}")
         assert response is not None and response.status == 404
         expect(page.get_by_role("heading", level=1)).to_have_text("Not found")
@@ -92,6 +92,13 @@ def test_a_walled_user_finds_no_trace_of_the_matter(web: Web) -> None:
     expect(hits).to_contain_text("matches a matter that exists but that you may not see")
     conflict_text = page.locator("#conflicts").inner_html()
     assert not [t for t in (SECRET_TITLE, case["id"], case["case_number"], "Client") if t in conflict_text]
+    # Saved, the matter's adverse party keeps its check: shown on the parties tab, redacted alike.
+    page.get_by_label("Title").fill("Buyer-side review")
+    page.get_by_role("button", name="Create matter").click()
+    page.get_by_role("link", name="Parties").click()
+    expect(page.locator("#parties")).to_contain_text("a matter that exists but that you may not see")
+    assert not [t for t in traces if t in page.content() and t != SECRET_CLIENT]
+    assert SECRET_TITLE not in page.content() and case["id"] not in page.content()
     # Without JavaScript, the same check by its button: the same answer.
     no_script = web.page(javascript=False)
     web.sign_in(no_script, walled_email, USER_PASSWORD)

@@ -15,6 +15,7 @@ from casefile.web import (
     matter_work,
     matters,
     my_day,
+    parties_tab,
     search_page,
     signin,
 )
@@ -24,7 +25,17 @@ from casefile.web.security import WebHeadersMiddleware
 def install(app: FastAPI) -> None:
     """The pages' routes, their headers, and their errors as pages. Called by create_app after
     the API's exception handlers are installed (it wraps them)."""
-    for module in (assets, signin, my_day, matters, matter, matter_work, deadlines_tab, search_page):
+    for module in (
+        assets,
+        signin,
+        my_day,
+        matters,
+        matter,
+        matter_work,
+        deadlines_tab,
+        parties_tab,
+        search_page,
+    ):
         app.include_router(module.router)
     app.add_middleware(WebHeadersMiddleware)
     errors.install(app)

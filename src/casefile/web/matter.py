@@ -36,6 +36,7 @@ router = APIRouter(include_in_schema=False)
 EDITABLE = ("title", "client_name", "case_type", "jurisdiction", "description", "priority")
 TABS = (
     ("overview", "Overview", ""),
+    ("parties", "Parties", "/parties"),
     ("notes", "Notes", "/notes"),
     ("tasks", "Tasks", "/tasks"),
     ("deadlines", "Deadlines", "/deadlines"),

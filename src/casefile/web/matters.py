@@ -107,12 +107,17 @@ async def _conflict_check(session: AsyncSession, principal: Principal, names: li
         return {"allowed": True, "names": [], "hits": []}
     check = await conflicts_service.create_check(session, principal, names, None)
     hits = (await conflicts_service.dump_for(session, principal, check))["hits"]
-    # The titles of the matters the user may see (a hidden one's id is never shown).
+    await name_matters(session, hits)
+    return {"allowed": True, "names": names, "hits": hits}
+
+
+async def name_matters(session: AsyncSession, hits: list[dict[str, Any]]) -> None:
+    """Each hit's `title`: its matter's, for a matter the user may see (a hidden matter's hit is
+    redacted by the conflicts service and gets none)."""
     matters = await cases_by_id(session, {h["case_id"] for h in hits if h["visible"] and h["case_id"]})
     for hit in hits:
         case = matters.get(hit["case_id"]) if hit["visible"] else None
         hit["title"] = case.title if case else None
-    return {"allowed": True, "names": names, "hits": hits}
 
 
 @router.post("/app/matters/new")
