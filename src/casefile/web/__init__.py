@@ -8,6 +8,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from casefile.web import (
+    admin_users,
     assets,
     deadlines_tab,
     errors,
@@ -35,6 +36,7 @@ def install(app: FastAPI) -> None:
         deadlines_tab,
         parties_tab,
         search_page,
+        admin_users,
     ):
         app.include_router(module.router)
     app.add_middleware(WebHeadersMiddleware)
