@@ -25,14 +25,9 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from casefile.auth import passwords
 from casefile.auth.permissions import ROLE_PERMISSIONS, Principal
-from casefile.auth.repository import find_user_by_email
-from casefile.auth.service import record_failed_login, revoke_session
-from casefile.clock import utcnow
-from casefile.errors import bad_login, invalid_token, no_credentials, user_disabled
-from casefile.events import payloads
-from casefile.events.outbox import emit
+from casefile.auth.service import check_password, start_login_session
+from casefile.errors import invalid_token, no_credentials, user_disabled
 from casefile.models import AuthSession, User
 from casefile.runtime import Runtime
 
@@ -89,32 +84,10 @@ def new_form_nonce() -> str:
 async def sign_in(session: AsyncSession, runtime: Runtime, *, email: str, password: str) -> Ticket:
     """The password check of `POST /auth/login` (same audit entries, same errors), then a login
     session for the browser."""
-    user = await find_user_by_email(session, email)
-    valid = await passwords.verify_password(user.password_hash if user else None, password)
-    if user is None or not valid:
-        await record_failed_login(session, email, user, "wrong email or password", "failed")
-        raise bad_login()
-    if not user.active:
-        await record_failed_login(session, email, user, "user disabled", "denied")
-        raise user_disabled()
-    if user.password_hash and passwords.needs_rehash(user.password_hash):
-        user.password_hash = await passwords.hash_password(password)
-    user.last_login_at = utcnow()
-    auth_session = AuthSession(user_id=user.id)
-    session.add(auth_session)
-    await session.flush()
-    await emit(session, "user.login", payloads.user_login(user, "password"))
+    user = await check_password(session, email=email, password=password)
+    auth_session = await start_login_session(session, user, method="password")
     now = time.time()
     return Ticket(auth_session.id, user.id, user.role, now, now)
-
-
-async def sign_out(session: AsyncSession, runtime: Runtime, principal: Principal) -> None:
-    if principal.session_id is None:
-        return
-    await revoke_session(session, runtime, principal.session_id, reason="logout")
-    user = await session.get(User, principal.id)
-    if user is not None:
-        await emit(session, "user.logout", payloads.user_logout(user))
 
 
 @dataclass(frozen=True)

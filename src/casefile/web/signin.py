@@ -10,7 +10,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from casefile.auth import browser
+from casefile.auth import browser, service
 from casefile.auth.dependencies import LimitByClientIp
 from casefile.errors import AuthError, csrf_refused
 from casefile.request_scope import RuntimeDep, SessionDep
@@ -98,7 +98,8 @@ async def sign_in(request: Request, session: SessionDep, runtime: RuntimeDep) ->
 async def sign_out(
     request: Request, principal: Changer, session: SessionDep, runtime: RuntimeDep
 ) -> Response:
-    await browser.sign_out(session, runtime, principal)
+    # As `POST /auth/logout`: the login session is revoked, `user.logout` emitted.
+    await service.logout(session, runtime, principal)
     response = RedirectResponse("/app/sign-in?signed_out=1", status_code=303)
     response.raw_headers.extend(session_cookie_headers(None, secure=request.url.scheme == "https"))
     return response
