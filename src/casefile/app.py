@@ -32,6 +32,7 @@ from casefile.documents.router import router as documents_router
 from casefile.documents.service import collect_orphaned_content
 from casefile.errors import Forbidden, NotReady
 from casefile.holds.router import router as holds_router
+from casefile.idempotency import IdempotencyMiddleware, Replayed, replay_response
 from casefile.input_rules import refuse_nul_in_parameters
 from casefile.metrics import Metrics, RequestMetricsMiddleware
 from casefile.middleware import (
@@ -53,6 +54,7 @@ from casefile.startup import settle_garbage_collector, start_runtime
 from casefile.tasks.router import router as tasks_router
 from casefile.users.router import router as users_router
 from casefile.web import install as install_web_app
+from casefile.webhooks.router import catalogue_router as webhook_catalogue_router
 
 log = logging.getLogger("casefile")
 
@@ -79,6 +81,7 @@ def include_api(app: FastAPI) -> None:
         contacts_router,
         conflicts_router,
         notes_router,
+        webhook_catalogue_router,
     )
     practice = (tasks_router, deadlines_router, calendar_router)
     for router in (*routers, *practice):
@@ -137,7 +140,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Refusals that concern a case leave a `denied` entry in the audit trail, then answer as usual.
     app.add_exception_handler(CaseNotVisible, denials.on_case_not_visible)
     app.add_exception_handler(Forbidden, denials.on_forbidden)
-    # Added last = outermost: the request id is set before anything else runs.
+    app.add_exception_handler(Replayed, replay_response)
+    # Added last = outermost: the request id is set before anything else runs. The idempotency
+    # layer is innermost: what it stores is the handler's answer, without the outer layers' headers.
+    app.add_middleware(IdempotencyMiddleware)
     app.add_middleware(RateLimitHeadersMiddleware)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_json_body_bytes)
     app.add_middleware(TransportSecurityMiddleware, require_https=settings.require_https)
@@ -205,9 +211,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return envelope.ok({"status": "ready"})
 
     include_api(app)
+    _install_documents_and_pages(app)
+    return app
+
+
+def _install_documents_and_pages(app: FastAPI) -> None:
+    """`/metrics`, the API's documentation and OpenAPI document, then the web app's pages
+    (docs/web-app.md): last, because its error pages wrap the handlers installed before it."""
     app.include_router(metrics_router)
     api_docs.install(app)
     openapi.install(app)
-    # The web app's pages (docs/web-app.md), last: its error pages wrap the handlers above.
     install_web_app(app)
-    return app

@@ -39,6 +39,16 @@ from casefile.operation_ids import OPERATION_IDS
 
 BEARER = "bearerAuth"
 API_KEY = "apiKeyAuth"
+# Every authenticated POST takes one (docs/api-conventions.md#idempotency).
+IDEMPOTENCY_PARAMETER: dict[str, Any] = {
+    "name": "Idempotency-Key",
+    "in": "header",
+    "required": False,
+    "description": "Makes a retry safe: the first answer is kept 24 h for you and a retry with the same "
+    "key and body gets it again, with `Idempotent-Replayed: true`. The key with another body is 422; a "
+    "retry while the first request still runs is 409.",
+    "schema": {"type": "string", "minLength": 1, "maxLength": 255},
+}
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 
@@ -304,6 +314,8 @@ def refine(document: dict[str, Any], routes: list[Any]) -> dict[str, Any]:
                     response["content"] = {"application/json": {"schema": {"$ref": _REF + schema}}}
             if security is not None:
                 operation["security"] = security
+            if method == "POST" and security is not None:
+                operation.setdefault("parameters", []).append(IDEMPOTENCY_PARAMETER)
     return document
 
 

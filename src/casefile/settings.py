@@ -79,6 +79,12 @@ class Settings(BaseSettings):
     )
     webhook_allow_private_urls: bool = False
     webhook_timeout_seconds: float = Field(default=30, gt=0, le=300)
+    webhook_disable_after_seconds: float = Field(
+        default=86_400, gt=0, description="A webhook failing for this long is disabled (its circuit)"
+    )
+    webhook_disable_after_failures: int = Field(
+        default=50, ge=1, description="A webhook with this many failed attempts in a row is disabled"
+    )
     worker_enabled: bool = Field(default=True, description="Run the delivery worker inside `casefile serve`")
     worker_concurrency: int = Field(default=64, ge=1, le=1000)
     worker_per_webhook_concurrency: int = Field(default=8, ge=1, le=1000)

@@ -22,6 +22,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile import idempotency
 from casefile.auth import browser
 from casefile.auth.api_key_tokens import SCHEME as API_KEY_SCHEME
 from casefile.auth.permissions import Permission, Principal
@@ -54,6 +55,8 @@ async def get_principal(request: Request, session: SessionDep) -> Principal:
     else:
         bucket = Bucket.USER if principal.kind == "user" else Bucket.API_KEY
     await enforce(runtime.limiter, request.scope, bucket, principal.id)
+    # Keys are per caller: a keyed POST is reserved (or replayed, or refused) once it is known.
+    await idempotency.reserve(request, session, principal.id)
     return principal
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -28,6 +27,7 @@ from casefile.deadlines.schemas import (
 from casefile.errors import Conflict, NotFound, ValidationFailed
 from casefile.events import payloads
 from casefile.events.outbox import emit
+from casefile.events.schemas import MovedTask
 from casefile.listing import ListQuery, Page, fetch_page
 from casefile.models import Case, Deadline, DeadlineRuleSet, Task
 from casefile.tasks.service import check_assignee, set_due
@@ -237,7 +237,7 @@ async def _move(
         t.rule_id or "": t
         for t in await session.scalars(select(Task).where(Task.deadline_id == deadline.id).with_for_update())
     }
-    moved: list[dict[str, Any]] = []
+    moved: list[MovedTask] = []
     now = utcnow()
     for c in computation.computed:
         task = tasks.get(c.rule.id)

@@ -49,6 +49,8 @@ EVENT_NAMES: tuple[str, ...] = (
     "deadline.moved",
     "deadline.deleted",
     "audit.tree_head",
+    "webhook.failing",
+    "webhook.disabled",
 )
 
 EVENT_GROUPS: frozenset[str] = frozenset(name.split(".", 1)[0] for name in EVENT_NAMES)

@@ -25,12 +25,13 @@ from casefile.models.documents import Blob, Document, document_not_trashed
 from casefile.models.events import Event
 from casefile.models.groups import Group, GroupMember
 from casefile.models.holds import LegalHold
+from casefile.models.idempotency import IdempotencyKey
 from casefile.models.notes import Note, NoteVersion
 from casefile.models.search import Passage
 from casefile.models.tasks import Task
 from casefile.models.trash import TrashItem
 from casefile.models.users import ROLES, User
-from casefile.models.webhooks import DELIVERY_STATUSES, Delivery, DeliveryAttempt, Webhook
+from casefile.models.webhooks import DELIVERY_STATUSES, Delivery, DeliveryAttempt, Webhook, WebhookRecovery
 
 __all__ = [
     "CONFIG_ROW_ID",
@@ -66,6 +67,7 @@ __all__ = [
     "Event",
     "Group",
     "GroupMember",
+    "IdempotencyKey",
     "LegalHold",
     "Note",
     "NoteVersion",
@@ -78,5 +80,6 @@ __all__ = [
     "TrashItem",
     "User",
     "Webhook",
+    "WebhookRecovery",
     "document_not_trashed",
 ]
