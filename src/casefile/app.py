@@ -57,6 +57,7 @@ from casefile.startup import settle_garbage_collector, start_runtime
 from casefile.tasks.router import router as tasks_router
 from casefile.trust.router import router as trust_router
 from casefile.users.router import router as users_router
+from casefile.web import install as install_web_app
 from casefile.webhooks.router import catalogue_router as webhook_catalogue_router
 
 log = logging.getLogger("casefile")
@@ -236,7 +237,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return envelope.ok({"status": "ready"})
 
     include_api(app)
+    _install_documents_and_pages(app)
+    return app
+
+
+def _install_documents_and_pages(app: FastAPI) -> None:
+    """`/metrics`, the API's documentation and OpenAPI document, then the web app's pages
+    (docs/web-app.md): last, because its error pages wrap the handlers installed before it."""
     app.include_router(metrics_router)
     api_docs.install(app)
     openapi.install(app)
-    return app
+    install_web_app(app)
