@@ -36,6 +36,7 @@ from fastapi.routing import APIRoute, iter_route_contexts
 from casefile.auth.dependencies import Require, get_principal, limit_by_client_ip, require_admin, require_user
 from casefile.errors import ErrorCode
 from casefile.operation_ids import OPERATION_IDS
+from casefile.shedding import EXEMPT_PATHS
 
 BEARER = "bearerAuth"
 API_KEY = "apiKeyAuth"
@@ -207,6 +208,13 @@ ERROR_RESPONSES: dict[str, dict[str, Any]] = {
         "ApiError",
         _api_example(ErrorCode.INTERNAL_ERROR),
     ),
+    "503": _response(
+        "The server is overloaded (`OVERLOADED`, load shedding): the request waited too long for its "
+        "turn or found the queue full; nothing was done. Send it again after `Retry-After`",
+        "ApiError",
+        _api_example(ErrorCode.OVERLOADED),
+        **{"Retry-After": "Seconds until the request may be repeated"},
+    ),
 }
 
 METHOD_NOT_ALLOWED = _response(
@@ -270,6 +278,8 @@ def operation_errors(route: Any, method: str) -> tuple[list[str], list[dict[str,
         statuses |= {"413", "415"}
     if authenticated and method in WRITE_METHODS:
         statuses.add("409")
+    if (route.path_format or "") not in EXEMPT_PATHS:  # load shedding (casefile.shedding)
+        statuses.add("503")
     security: list[dict[str, list[str]]] | None = None
     if authenticated:
         security = [{BEARER: []}] if users_only else [{BEARER: []}, {API_KEY: []}]

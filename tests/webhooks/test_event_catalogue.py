@@ -74,7 +74,40 @@ def _names(receiver: Receiver) -> set[str]:
     return {r.json()["event"] for r in receiver.received()}
 
 
+def _make_billing_events(admin: httpx.Client) -> None:
+    """time_entry.*, expense.created, invoice.*, trust.*: on a matter of their own (one with trust
+    records or numbered invoices is never purged)."""
+    me = ok(admin.get("/users/me"))
+    ok(admin.put("/billing/rates", json={"user_id": me["id"], "amount": "100.00"}))
+    case_id = ok(admin.post("/cases", json={"title": "Billing events", "client_name": "Acme"}), 201)["id"]
+    entry = ok(admin.post(f"/cases/{case_id}/time-entries", json={"text": "1h x", "date": "2026-10-01"}), 201)
+    ok(admin.patch(f"/time-entries/{entry['id']}", json={"seconds": 7200}))
+    gone = ok(admin.post(f"/cases/{case_id}/time-entries", json={"text": "1h y", "date": "2026-10-01"}), 201)
+    ok(admin.delete(f"/time-entries/{gone['id']}"))
+    ok(
+        admin.post(
+            f"/cases/{case_id}/expenses", json={"amount": "10.00", "category": "Copies", "date": "2026-10-01"}
+        ),
+        201,
+    )
+    period = {"start": "2026-10-01", "end": "2026-10-31"}
+    voided = ok(admin.post(f"/cases/{case_id}/invoices", json=period), 201)
+    ok(admin.post(f"/invoices/{voided['id']}/void"))
+    invoice = ok(admin.post(f"/cases/{case_id}/invoices", json=period), 201)  # 210.00
+    ok(admin.post(f"/invoices/{invoice['id']}/approve"))
+    ok(admin.post(f"/invoices/{invoice['id']}/send"))
+    ok(admin.post(f"/cases/{case_id}/trust/deposits", json={"amount": "500.00", "reference": "r"}), 201)
+    out = ok(
+        admin.post(f"/cases/{case_id}/trust/withdrawals", json={"amount": "10.00", "reference": "r"}), 201
+    )
+    ok(admin.post(f"/trust/entries/{out['id']}/reverse", json={"reference": "r"}), 201)
+    transfer = {"invoice_id": invoice["id"], "amount": "110.00", "reference": "r"}
+    ok(admin.post(f"/cases/{case_id}/trust/transfers", json=transfer), 201)
+    ok(admin.post(f"/invoices/{invoice['id']}/payments", json={"amount": "100.00"}), 201)
+
+
 def _make_every_event(api: Api, admin: httpx.Client, gone: Receiver) -> None:
+    _make_billing_events(admin)
     user, token = api.make_user("attorney")
     case = ok(
         admin.post("/cases", json={"title": "Catalogue", "case_type": "civil", "client_name": "Acme"}), 201

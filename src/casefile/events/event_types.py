@@ -8,6 +8,13 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from casefile.events.billing_schemas import (
+    ExpenseCreated,
+    InvoiceData,
+    PaymentRecorded,
+    TimeEntryData,
+    TrustEntryData,
+)
 from casefile.events.catalogue import EVENT_NAMES
 from casefile.events.schemas import (
     AiCompleted,
@@ -117,6 +124,20 @@ EVENT_TYPES: dict[str, tuple[str, Any]] = {
     "custom_field.updated": ("A custom field's definition changed (`changes`)", CustomFieldChanged),
     "custom_field_set.created": ("An administrator made a field set", CustomFieldSetChanged),
     "custom_field_set.updated": ("A field set changed (`changes`)", CustomFieldSetChanged),
+    "time_entry.created": ("Time was recorded on a matter (never its description)", TimeEntryData),
+    "time_entry.updated": ("A time entry changed", TimeEntryData),
+    "time_entry.deleted": ("A time entry was deleted", TimeEntryData),
+    "expense.created": ("An expense was recorded on a matter", ExpenseCreated),
+    "invoice.created": ("A draft invoice was made from unbilled time and expenses", InvoiceData),
+    "invoice.approved": ("An invoice was approved: numbered, its entries billed", InvoiceData),
+    "invoice.sent": ("An invoice was sent", InvoiceData),
+    "invoice.paid": ("An invoice was paid in full", InvoiceData),
+    "invoice.voided": ("An invoice was voided; its entries are billable again", InvoiceData),
+    "invoice.payment_recorded": ("A payment (part or all) was recorded on an invoice", PaymentRecorded),
+    "trust.deposit": ("Client money was deposited in trust for a matter", TrustEntryData),
+    "trust.withdrawal": ("Client money was paid out of a matter's trust funds", TrustEntryData),
+    "trust.transfer": ("Trust money moved to operating to pay an invoice", TrustEntryData),
+    "trust.reversal": ("A trust entry was reversed by a new entry", TrustEntryData),
 }
 assert set(EVENT_TYPES) == set(EVENT_NAMES), "every catalogue event has its data type"
 

@@ -19,7 +19,7 @@ grows and is read newest first while it grows (the audit trail) take a cursor on
 """
 
 from casefile.listing.paging import fetch_next, fetch_page
-from casefile.listing.params import cursor_query, fields_query, list_query
+from casefile.listing.params import build_list_query, cursor_query, fields_query, list_query
 from casefile.listing.projection import Projectable, Projection, parse_fields, project, projectable
 from casefile.listing.spec import (
     CUSTOM_PREFIX,
@@ -61,6 +61,7 @@ __all__ = [
     "SearchCondition",
     "any_of",
     "any_of_ignoring_case",
+    "build_list_query",
     "cursor_query",
     "fetch_next",
     "fetch_page",

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 from fastapi import Query, Request
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema, create_model
 
 from casefile.errors import ErrorDetail, ValidationFailed
 from casefile.listing.cursors import decode_cursor, list_scope
@@ -137,6 +137,24 @@ def _custom_filters(raw: dict[str, str], problems: list[ErrorDetail]) -> dict[st
         else:
             filters[name] = values
     return filters
+
+
+_BUILT_MODELS: dict[int, type[BaseModel]] = {}
+
+
+def build_list_query(spec: ListSpec, params: dict[str, str]) -> ListQuery:
+    """A list's query from plain parameters (the web app's pages, whose URLs carry the same
+    parameters as the API's), with exactly the checks of `list_query`."""
+    model = _BUILT_MODELS.get(id(spec))
+    if model is None:
+        model = _BUILT_MODELS[id(spec)] = _parameters_model(spec)
+    try:
+        parsed = model.model_validate(params)
+    except ValidationError as exc:
+        details = [ErrorDetail(".".join(map(str, e["loc"])), e["msg"]) for e in exc.errors()]
+        raise ValidationFailed(details=details) from None
+    custom = {name: value for name, value in params.items() if name.startswith(CUSTOM_PREFIX)}
+    return _list_query(spec, parsed.model_dump(), custom if spec.custom_fields else {})
 
 
 def _list_query(spec: ListSpec, params: dict[str, Any], custom: dict[str, str]) -> ListQuery:

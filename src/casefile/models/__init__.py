@@ -15,6 +15,18 @@ from casefile.models.audit import (
     AuditTreeNode,
 )
 from casefile.models.auth import AuthSession, RefreshToken, RevokedSession
+from casefile.models.billing import (
+    ENTRY_STATES,
+    INVOICE_STATES,
+    BillingRate,
+    Expense,
+    Invoice,
+    InvoiceCounter,
+    InvoiceLine,
+    InvoicePayment,
+    TimeEntry,
+    Timer,
+)
 from casefile.models.bulk import BULK_STATUSES, BulkJob
 from casefile.models.calendar_feed import CalendarToken
 from casefile.models.cases import Case, CaseAssignee, CaseGrant, CaseNumberCounter, CaseWall
@@ -33,6 +45,7 @@ from casefile.models.search import Passage
 from casefile.models.tasks import Task
 from casefile.models.templates import MatterTemplate
 from casefile.models.trash import TrashItem
+from casefile.models.trust import TRUST_KINDS, TrustBalance, TrustEntry
 from casefile.models.users import ROLES, User
 from casefile.models.webhooks import DELIVERY_STATUSES, Delivery, DeliveryAttempt, Webhook, WebhookRecovery
 
@@ -40,10 +53,13 @@ __all__ = [
     "BULK_STATUSES",
     "CONFIG_ROW_ID",
     "DELIVERY_STATUSES",
+    "ENTRY_STATES",
+    "INVOICE_STATES",
     "JOB_KINDS",
     "JOB_STATUSES",
     "PREVIOUS_RELEASE_SEQ_BASE",
     "ROLES",
+    "TRUST_KINDS",
     "AiJob",
     "ApiKey",
     "AuditEntry",
@@ -53,6 +69,7 @@ __all__ = [
     "AuditTreeNode",
     "AuthSession",
     "Base",
+    "BillingRate",
     "Blob",
     "BulkJob",
     "CalendarToken",
@@ -73,9 +90,14 @@ __all__ = [
     "DeliveryAttempt",
     "Document",
     "Event",
+    "Expense",
     "Group",
     "GroupMember",
     "IdempotencyKey",
+    "Invoice",
+    "InvoiceCounter",
+    "InvoiceLine",
+    "InvoicePayment",
     "LegalHold",
     "MatterTemplate",
     "Note",
@@ -86,7 +108,11 @@ __all__ = [
     "RevokedSession",
     "SystemConfig",
     "Task",
+    "TimeEntry",
+    "Timer",
     "TrashItem",
+    "TrustBalance",
+    "TrustEntry",
     "User",
     "Webhook",
     "WebhookRecovery",

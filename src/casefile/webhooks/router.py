@@ -116,17 +116,22 @@ async def get_recovery(recovery_id: str, session: SessionDep) -> JSONResponse:
 
 @router.get("/webhooks/{webhook_id}/deliveries", response_model=PageEnvelope[DeliveryOut])
 async def webhook_deliveries(
-    webhook_id: str, session: SessionDep, query: WebhookDeliveryListQuery
+    webhook_id: str, admin: AdminPrincipal, session: SessionDep, query: WebhookDeliveryListQuery
 ) -> JSONResponse:
+    """The webhook's deliveries (those of events about a matter the caller is walled off from
+    left out)."""
     webhook = await service.get_webhook(session, webhook_id)
-    deliveries = await service.list_deliveries(session, query, webhook=webhook)
+    deliveries = await service.list_deliveries(session, admin, query, webhook=webhook)
     return envelope.listed(deliveries, query, service.delivery_out)
 
 
 @router.get("/deliveries", response_model=PageEnvelope[DeliveryOut])
-async def list_deliveries(session: SessionDep, query: DeliveryListQuery) -> JSONResponse:
-    """Every delivery; `status=dead` is the dead-letter queue."""
-    return envelope.listed(await service.list_deliveries(session, query), query, service.delivery_out)
+async def list_deliveries(
+    admin: AdminPrincipal, session: SessionDep, query: DeliveryListQuery
+) -> JSONResponse:
+    """Every delivery; `status=dead` is the dead-letter queue. Deliveries of events about a matter
+    the caller is walled off from are left out (docs/api-conventions.md#administrators-behind-walls)."""
+    return envelope.listed(await service.list_deliveries(session, admin, query), query, service.delivery_out)
 
 
 @router.get("/deliveries/{delivery_id}", response_model=Envelope[DeliveryDetail])

@@ -8,9 +8,11 @@ from datetime import timedelta
 from typing import Any
 
 from pydantic import ValidationError
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
+from casefile.access.matter import outside_walls
 from casefile.audit import service as audit
 from casefile.auth.permissions import Principal
 from casefile.clock import utcnow
@@ -257,9 +259,16 @@ async def _enable_after_test(runtime: Runtime, webhook_id: str) -> None:
 
 
 async def list_deliveries(
-    session: AsyncSession, query: ListQuery, *, webhook: Webhook | None = None
+    session: AsyncSession, reader: Principal, query: ListQuery, *, webhook: Webhook | None = None
 ) -> Page[Delivery]:
-    conditions = [] if webhook is None else [Delivery.webhook_id == webhook.id]
+    # An event about a matter the reader is walled off from: its delivery is left out (a lookup
+    # by primary key per delivery listed, not a scan of the events).
+    walled = select(Event.id).where(
+        Event.id == Delivery.event_id, ~outside_walls(reader, Event.data["case_id"].as_string())
+    )
+    conditions = [~walled.exists()]
+    if webhook is not None:
+        conditions.append(Delivery.webhook_id == webhook.id)
     return await fetch_page(session, DELIVERY_LIST, query, conditions=conditions)
 
 

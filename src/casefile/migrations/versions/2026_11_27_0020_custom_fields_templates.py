@@ -1,7 +1,7 @@
 """custom fields and field sets (with their typed value index), matter templates, bulk jobs
 
 Revision ID: 0020
-Revises: 0019
+Revises: 0018
 Create Date: 2026-11-27 15:30:00
 
 Issue 27 (docs/decisions/0025-custom-fields-and-templates.md). Expand-only (docs/upgrading.md):
@@ -17,7 +17,7 @@ from alembic import op
 import casefile.db
 
 revision: str = "0020"
-down_revision: str | None = "0019"
+down_revision: str | None = "0018"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
