@@ -174,6 +174,10 @@ def admin_token_needed_for(action: str) -> Forbidden:
 
 
 https_required = partial(Forbidden, "AUTH_020", "This server accepts HTTPS only; use https://")
+# The web app (docs/web-app.md#sessions): a state-changing request without its session's CSRF token.
+csrf_refused = partial(
+    Forbidden, "AUTH_021", "The form is out of date or did not come from this site; reload the page"
+)
 
 
 def case_access_missing(level: str, case_id: str | None = None) -> Forbidden:

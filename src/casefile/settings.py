@@ -50,6 +50,10 @@ class Settings(BaseSettings):
     )
     jwt_ttl_seconds: int = Field(default=900, ge=30, le=86_400)
     refresh_ttl_seconds: int = Field(default=30 * 86_400, ge=60)
+    # The web app's sign-in (docs/web-app.md#sessions): a session cookie ends after this long
+    # without a request, and in any case this long after sign-in.
+    web_idle_seconds: int = Field(default=30 * 60, ge=60, le=86_400)
+    web_session_max_seconds: int = Field(default=12 * 3600, ge=60, le=30 * 86_400)
     jwt_issuer: str = "casefile"
     jwt_audience: str = "casefile-api"
 

@@ -23,6 +23,7 @@ from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile import idempotency
+from casefile.auth import browser
 from casefile.auth.api_key_tokens import SCHEME as API_KEY_SCHEME
 from casefile.auth.permissions import Permission, Principal
 from casefile.auth.service import authenticate_api_key, authenticate_bearer
@@ -75,6 +76,10 @@ async def _authenticate(request: Request, session: AsyncSession, runtime: Runtim
     api_key = request.headers.get("x-api-key")
     if api_key:
         return await authenticate_api_key(runtime, session, api_key.strip())
+    if browser.applies_to(request.scope["path"]):
+        # The web app's pages: the browser session cookie, and only there (auth/browser.py).
+        state: dict[str, object] = request.scope.setdefault("state", {})
+        return await browser.authenticate(session, runtime, request.cookies.get(browser.COOKIE), state)
     raise no_credentials()
 
 

@@ -81,6 +81,13 @@ async def _start_tokens(
 
 
 async def login(session: AsyncSession, runtime: Runtime, *, email: str, password: str) -> IssuedTokens:
+    user = await check_password(session, email=email, password=password)
+    return await open_session(session, runtime, user, method="password")
+
+
+async def check_password(session: AsyncSession, *, email: str, password: str) -> User:
+    """The user whose email and password these are (a failure is audited, and 401), for the
+    token login and the web app's sign-in alike."""
     user = await find_user_by_email(session, email)
     # verify_password runs even for an unknown email, so timing does not tell which was wrong.
     valid = await passwords.verify_password(user.password_hash if user else None, password)
@@ -92,7 +99,7 @@ async def login(session: AsyncSession, runtime: Runtime, *, email: str, password
         raise user_disabled()
     if user.password_hash and passwords.needs_rehash(user.password_hash):
         user.password_hash = await passwords.hash_password(password)
-    return await open_session(session, runtime, user, method="password")
+    return user
 
 
 async def _record_failed_login(
@@ -115,12 +122,19 @@ async def _record_failed_login(
 
 async def open_session(session: AsyncSession, runtime: Runtime, user: User, *, method: str) -> IssuedTokens:
     """Start a login session for an authenticated user (password now, single sign-on later)."""
+    return await _start_tokens(
+        session, runtime, user, await start_login_session(session, user, method=method)
+    )
+
+
+async def start_login_session(session: AsyncSession, user: User, *, method: str) -> AuthSession:
+    """The login session itself (tokens carry its id; a browser's cookie too: auth/browser.py)."""
     user.last_login_at = utcnow()
     auth_session = AuthSession(user_id=user.id)
     session.add(auth_session)
     await session.flush()
     await emit(session, "user.login", payloads.user_login(user, method))
-    return await _start_tokens(session, runtime, user, auth_session)
+    return auth_session
 
 
 def client_fingerprint(address: str, user_agent: str) -> str:
