@@ -5,8 +5,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from casefile.cases.schemas import PRIORITIES
 from tests.support.assertions import api_error, ok
+from tests.support.expected import PRIORITIES
 from tests.support.factories import new_case, unique
 from tests.support.servers import Api
 
