@@ -45,6 +45,7 @@ MEASURES = (
 
 def _figures(part: str, client: Any, indexed: Any, misses: bool) -> dict[str, Any]:
     from tests.ai import real_set
+    from tests.ai.test_quality import CATEGORIES
 
     entities = real_set.evaluate_entities(part)
     search = real_set.evaluate_search(client, indexed, part)
@@ -52,7 +53,7 @@ def _figures(part: str, client: Any, indexed: Any, misses: bool) -> dict[str, An
     print("\n".join(["", *entities.lines(), *search.lines(), *ask.lines()]))
     if misses and part == "development":
         print("\n".join([*entities.misses, *search.misses(), *ask.misses()]))
-    figures: dict[str, Any] = {category: round(entities.f1(category), 3) for category in real_set.CATEGORIES}
+    figures: dict[str, Any] = {category: round(entities.f1(category), 3) for category in CATEGORIES}
     figures["type accuracy"] = round(entities.type_accuracy, 3)
     figures["search recall@5 literal"] = round(search.summary(False)[0], 3)
     figures["search recall@5 paraphrase"] = round(search.summary(True)[0], 3)
@@ -66,7 +67,7 @@ def _figures(part: str, client: Any, indexed: Any, misses: bool) -> dict[str, An
                 "f1": round(entities.f1(category), 3),
                 "tp_fp_fn": entities.counts[category],
             }
-            for category in real_set.CATEGORIES
+            for category in CATEGORIES
         },
         "search": {
             name: dict(zip(("recall_at_5", "mrr", "queries"), search.summary(which), strict=True))

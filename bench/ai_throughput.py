@@ -19,6 +19,7 @@ import resource
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the project root, for tests/
@@ -83,7 +84,7 @@ def main() -> None:
             "words_per_cpu_second": round(sum(r["words"] for r in selected) / cpu) if cpu else 0,
         }
 
-    results = {
+    results: dict[str, Any] = {
         "warm_up_seconds": round(warm_up_seconds, 2),
         "rss_after_warm_up_mb": round(rss_after_warm_up / 1024),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),

@@ -147,7 +147,8 @@ async def drive(
     now = time.perf_counter()
     warm, until = now + 1.0, now + 1.0 + args.seconds
     stop = asyncio.Event()
-    samples, heads = Samples(), []
+    samples = Samples()
+    heads: list[Any] = []
     clients = [
         asyncio.create_task(one_connection(port, make, until, warm, out, 5)) for _ in range(args.connections)
     ]

@@ -44,11 +44,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import httpx
+from sqlalchemy import Table
 
 from casefile.cases.repository import MAX_WORDS_PER_PREFIX, PLAIN_WORD
 from casefile.listing import search_words
@@ -645,7 +646,7 @@ def expected_index_names() -> set[str]:
     """The indexes `cases` must have: the model's, its constraints', and the migrations' GIN (over
     (status, search_vector) since migration 0016; over search_vector alone before it, or where
     btree_gin could not be installed)."""
-    names = {str(index.name) for index in Case.__table__.indexes}
+    names = {str(index.name) for index in cast(Table, Case.__table__).indexes}
     return names | {"pk_cases", "uq_cases_case_number", "ix_cases_status_search_vector"}
 
 
@@ -963,7 +964,7 @@ def resolve_cursors(client: httpx.Client, kinds: list[Kind], deadline: Deadline)
                     if cursor is None:
                         raise BenchError(f"the list ends before page {target}")
                 log(f"{kind.name}: cursor of page {target} found")
-                p = {**walk, "cursor": cursor}
+                p = {**walk, "cursor": str(cursor)}
             params.append(p)
         resolved.append(Kind(kind.name, kind.description, params))
     return resolved

@@ -17,6 +17,7 @@ import sys
 import tempfile
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -72,8 +73,8 @@ def main() -> int:
         # The cursor kinds need the "after" server (cursors are new); "before" gets the OFFSET page.
         resolved = sc.resolve_cursors(clients["after"], kinds, deadline)
         for kind, plain in zip(resolved, kinds, strict=True):
-            per = {"before": [], "after": []}
-            totals = {"before": [], "after": []}
+            per: dict[str, list[float]] = {"before": [], "after": []}
+            totals: dict[str, list[int]] = {"before": [], "after": []}
             pool = kind.params
             for i in range(args.warmup + args.requests):
                 for label in ("before", "after") if i % 2 else ("after", "before"):
@@ -86,7 +87,7 @@ def main() -> int:
                     if i >= args.warmup:
                         per[label].append(elapsed)
                         totals[label].append(total)
-            row = {"kind": kind.name, "example": sc.describe(plain.params[0])}
+            row: dict[str, Any] = {"kind": kind.name, "example": sc.describe(plain.params[0])}
             for label in ("before", "after"):
                 row[f"{label}_p50"] = round(statistics.median(per[label]), 1)
                 row[f"{label}_p95"] = round(percentile(per[label], 0.95), 1)

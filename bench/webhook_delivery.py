@@ -723,7 +723,7 @@ class Bench:
         from casefile.webhooks.service import create_webhook
 
         settings = Settings(
-            _env_file=None,  # type: ignore[call-arg]
+            _env_file=None,
             data_dir=self.data_dir,
             database_url=self.database_url,
             secret_key=SecretStr(self.secret_key),
@@ -1355,7 +1355,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def run_label(args: argparse.Namespace) -> str:
     """`<db>[-redis][-profiled]`: part of the result file names."""
-    return args.database + ("-redis" if args.redis_url else "") + ("-profiled" if args.profile else "")
+    return str(args.database) + ("-redis" if args.redis_url else "") + ("-profiled" if args.profile else "")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -52,7 +52,7 @@ import time
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -96,7 +96,8 @@ class Receiver(asyncio.Protocol):
         self.peer = 0
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]  (uvloop's is not an asyncio.Transport)
+        # uvloop's transport is not an asyncio.Transport, though it has every method used here.
+        self.transport = cast(asyncio.Transport, transport)
         self.peer = transport.get_extra_info("peername")[1]
 
     def data_received(self, data: bytes) -> None:
@@ -412,7 +413,7 @@ class Bench:
         from casefile.webhooks.service import create_webhook
 
         settings = Settings(
-            _env_file=None,  # type: ignore[call-arg]
+            _env_file=None,
             data_dir=self.temp / "data",
             database_url=self.database_url,
             secret_key=SecretStr(self.secret_key),
