@@ -21,6 +21,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import smoke
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the project root, for tests/
 
@@ -34,10 +36,14 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=1, help="process the set this many times")
     parser.add_argument("--profile", action="store_true", help="profile with pyinstrument")
-    args = parser.parse_args()
+    parser.add_argument("--documents", type=int, default=None, help="the first N documents only")
+    args = smoke.parse_args(parser, documents=2)
 
     from casefile.ai import processing
     from tests.ai import real_set
+
+    if args.documents is not None:
+        real_set.only_first(args.documents)
 
     started = time.perf_counter()
     processing.warm_up()
@@ -103,6 +109,8 @@ def main() -> None:
         f"warm-up {results['warm_up_seconds']} s; RSS after warm-up {results['rss_after_warm_up_mb']} MB; "
         f"peak RSS {results['peak_rss_mb']} MB"
     )
+    if args.smoke:
+        return
     out = ROOT / "bench" / "results"
     out.mkdir(exist_ok=True)
     (out / "ai_throughput.json").write_text(json.dumps(results, indent=2) + "\n")

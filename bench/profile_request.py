@@ -38,6 +38,7 @@ from typing import Any
 import aiosqlite
 import asyncpg
 import httpx
+import smoke
 from sqlalchemy import event
 
 from casefile.app import create_app
@@ -252,7 +253,7 @@ def main() -> None:
     parser.add_argument("--db", default="both", choices=["sqlite", "postgresql", "both"])
     parser.add_argument("-n", type=int, default=400)
     parser.add_argument("--no-profile", action="store_true")
-    args = parser.parse_args()
+    args = smoke.parse_args(parser, db="sqlite", n=5, no_profile=True)
     kinds = ["sqlite", "postgresql"] if args.db == "both" else [args.db]
     for kind in kinds:
         report(kind, asyncio.run(run(kind, args.n, not args.no_profile)))

@@ -1,6 +1,6 @@
 """Case list and full-text search latency on PostgreSQL with 1,000,000 cases.
 
-What it does, in order (see bench/README.md for how to run it and what the figures mean):
+What it does, in order (see docs/research/bench-notes-2026-11.md for how to run it and what the figures mean):
 
 1. creates a dedicated database (default `casefile_bench`; `--reuse` keeps an existing one) and
    brings its schema up to date with the project's own `casefile migrate`;
@@ -49,6 +49,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import httpx
+import smoke
 from sqlalchemy import Table
 
 from casefile.cases.repository import MAX_WORDS_PER_PREFIX, PLAIN_WORD
@@ -58,6 +59,8 @@ from casefile.models import Base, Case
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS_DIR = ROOT / "bench" / "results"
 DEFAULT_URL = "postgresql://postgres@127.0.0.1/casefile_bench"
+# `--smoke` loads 1,000 rows here (recreated), and search_cases_ab.py --smoke reads them.
+SMOKE_URL = "postgresql://postgres@127.0.0.1/casefile_bench_smoke"
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", ""})
 API = "/api/v1"
 # Issue 16: every kind p95 < 50 ms (it was "well under 100 ms" before totals were capped).
@@ -1496,7 +1499,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="a PostgreSQL setting for the server's sessions during the run (ALTER DATABASE ... SET, "
         "reset afterwards), e.g. plan_cache_mode=force_custom_plan; repeatable",
     )
-    args = parser.parse_args(argv)
+    args = smoke.parse_args(
+        parser,
+        argv,
+        database_url=SMOKE_URL,
+        rows=1000,
+        recreate=True,
+        reuse=False,
+        requests=1,
+        warmup=0,
+        batch_rows=1000,
+        deadline_minutes=3.0,
+    )
     if args.rows < 1000:
         parser.error("--rows must be at least 1000")
     if args.requests < 1:

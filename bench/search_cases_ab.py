@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import smoke
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import search_cases as sc
@@ -34,13 +35,23 @@ def percentile(values: list[float], q: float) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--before", required=True, help="source directory of the code to compare with")
+    parser.add_argument("--before", help="source directory of the code to compare with (required)")
     parser.add_argument("--database-url", default=sc.DEFAULT_URL)
     parser.add_argument("--requests", type=int, default=40)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--kinds", default="")
     parser.add_argument("--deadline-minutes", type=float, default=20.0)
-    args = parser.parse_args()
+    # The smoke run compares this tree with itself, on the database search_cases.py --smoke loaded.
+    args = smoke.parse_args(
+        parser,
+        before=str(ROOT / "src"),
+        database_url=sc.SMOKE_URL,
+        requests=1,
+        warmup=0,
+        deadline_minutes=3.0,
+    )
+    if args.before is None:
+        parser.error("--before is required")
     target = sc.Target.parse(args.database_url)
     deadline = sc.Deadline(args.deadline_minutes * 60)
     deadline.arm()

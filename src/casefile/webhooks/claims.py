@@ -1,7 +1,7 @@
 """Claiming due deliveries: `claim_due`, in one short transaction and a fixed number of statements
-whatever the batch's size (measured in bench/README.md, `webhook_workers.py`): the locking SELECT
-reads columns, not ORM objects; one UPDATE closes the attempts of workers that died, one marks the
-deliveries out of attempts or time as dead, one leases every taken row, one INSERT starts their
+whatever the batch's size (measured in docs/research/bench-notes-2026-11.md, `webhook_workers.py`): the
+locking SELECT reads columns, not ORM objects; one UPDATE closes the attempts of workers that died, one marks
+the deliveries out of attempts or time as dead, one leases every taken row, one INSERT starts their
 attempts."""
 
 from __future__ import annotations
