@@ -894,7 +894,7 @@ def all_tokens() -> set[str]:
     return tokens
 
 
-def build_kinds(case_numbers: list[str], rng: random.Random) -> list[Kind]:
+def build_kinds(case_numbers: list[str], rng: random.Random, deep_page: int = DEEP_PAGE) -> list[Kind]:
     tokens = all_tokens()
     base = {"sort": "created_at", "order": "desc", "page": "1", "limit": "20"}
 
@@ -936,9 +936,11 @@ def build_kinds(case_numbers: list[str], rng: random.Random) -> list[Kind]:
         Kind("list_closed", "plain list, status=closed, page 1", [{**base, "status": "closed"}]),
         # Deep pages go by cursor (`meta.pagination.next_cursor`): the cursor of page 500 is
         # found by walking there once before timing (resolve_cursors).
-        Kind("deep_page", "plain list, page 500 by cursor", [{**base, "cursor": f"@page{DEEP_PAGE}"}]),
+        Kind(
+            "deep_page", f"plain list, page {deep_page} by cursor", [{**base, "cursor": f"@page{deep_page}"}]
+        ),
         # The same page by OFFSET, for comparison with earlier runs.
-        Kind("deep_offset", "plain list, page 500 by OFFSET", [{**base, "page": str(DEEP_PAGE)}]),
+        Kind("deep_offset", f"plain list, page {deep_page} by OFFSET", [{**base, "page": str(deep_page)}]),
     ]
 
 
@@ -963,7 +965,7 @@ def resolve_cursors(client: httpx.Client, kinds: list[Kind], deadline: Deadline)
                         raise BenchError(
                             f"GET /cases {walk} -> {response.status_code}: {response.text[:500]}"
                         )
-                    cursor = response.json()["meta"]["pagination"]["next_cursor"]
+                    cursor = response.json()["meta"]["pagination"].get("next_cursor")  # absent: the last page
                     if cursor is None:
                         raise BenchError(f"the list ends before page {target}")
                 log(f"{kind.name}: cursor of page {target} found")
@@ -1491,6 +1493,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help=f"time a kind again, up to this many times, while others used > {CONTENDED_PERCENT:.0f}%% CPU",
     )
     parser.add_argument("--kinds", default="", help="comma-separated query kinds to run, in that order")
+    parser.add_argument("--deep-page", type=int, default=DEEP_PAGE, help="the page of the deep kinds")
     parser.add_argument(
         "--pg-setting",
         action="append",
@@ -1509,6 +1512,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         requests=1,
         warmup=0,
         batch_rows=1000,
+        deep_page=3,
         deadline_minutes=3.0,
     )
     if args.rows < 1000:
@@ -1551,7 +1555,7 @@ def run(args: argparse.Namespace, target: Target, deadline: Deadline, started_at
         )
         rng = random.Random(args.seed)
         case_numbers = asyncio.run(sample_case_numbers(target, args.requests + args.warmup, deadline))
-        kinds = build_kinds(case_numbers, rng)
+        kinds = build_kinds(case_numbers, rng, args.deep_page)
         if args.kinds:
             # In the order given: under plan_cache_mode=auto, what ran before can change the plans.
             by_name = {k.name: k for k in kinds}

@@ -40,6 +40,7 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=40)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--kinds", default="")
+    parser.add_argument("--deep-page", type=int, default=sc.DEEP_PAGE, help="the page of the deep kinds")
     parser.add_argument("--deadline-minutes", type=float, default=20.0)
     # The smoke run compares this tree with itself, on the database search_cases.py --smoke loaded.
     args = smoke.parse_args(
@@ -48,6 +49,7 @@ def main() -> int:
         database_url=sc.SMOKE_URL,
         requests=1,
         warmup=0,
+        deep_page=3,
         deadline_minutes=3.0,
     )
     if args.before is None:
@@ -59,7 +61,7 @@ def main() -> int:
     case_numbers = __import__("asyncio").run(
         sc.sample_case_numbers(target, args.requests + args.warmup, deadline)
     )
-    kinds = sc.build_kinds(case_numbers, random.Random(20261122))
+    kinds = sc.build_kinds(case_numbers, random.Random(20261122), args.deep_page)
     if args.kinds:
         by_name = {k.name: k for k in kinds}
         kinds = [by_name[n] for n in args.kinds.split(",")]
@@ -92,7 +94,7 @@ def main() -> int:
                     params = pool[i % len(pool)]
                     if label == "before" and "cursor" in params:
                         params = {k: v for k, v in params.items() if k != "cursor"} | {
-                            "page": str(sc.DEEP_PAGE)
+                            "page": str(args.deep_page)
                         }
                     elapsed, total = sc.get_cases(clients[label], params, deadline)
                     if i >= args.warmup:

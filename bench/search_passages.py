@@ -331,7 +331,7 @@ async def index_figures(settings: Settings, vectors: np.ndarray) -> dict[str, An
                         "start": 0,
                         "end": 4,
                         "text": "new passage",
-                        "embedding": vectors[i].tobytes(),
+                        "embedding": vectors[i % len(vectors)].tobytes(),
                         "created_at": now,
                     }
                     for i in range(100)
@@ -559,7 +559,8 @@ def main() -> None:
                 f"{backend:12} {kind:11} {row['n']:>4} {row['p50_ms']:>8} {row['p95_ms']:>8} "
                 f"{row['max_ms']:>8} {row.get('total_median', ''):>6}"
             )
-    print(f"\nwritten to {path.relative_to(ROOT)}")
+    if not args.smoke:
+        print(f"\nwritten to {path.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

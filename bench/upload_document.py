@@ -565,8 +565,10 @@ def upload(
 
 
 def delete_document(client: httpx.Client, server: Server, document: dict[str, Any]) -> None:
-    """Delete the document and wait until its content file is gone (so repeats store anew)."""
+    """Delete the document, purge it from the trash, and wait until its content file is gone (so
+    repeats store anew). A deleted document stays in the trash, content and all, until purged."""
     expect(client.delete(f"{API}/documents/{document['id']}"), 200, "delete document")
+    expect(client.delete(f"{API}/admin/trash/{document['id']}"), 200, "purge document")
     stored = server.content_path(document["sha256"])
     give_up = time.monotonic() + 30
     while stored.exists():

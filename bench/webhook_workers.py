@@ -806,7 +806,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         parser,
         argv,
         workers="1",
-        deliveries=50,
+        deliveries=200,  # the receiver keeps every 97th request to check its signature
         concurrency=4,
         webhooks=1,
         baseline_requests=50,
