@@ -10,7 +10,7 @@ else, and the server's own count of shed requests (`/metrics`).
 
 `--shedding both` (the default) runs the server twice: with the default limits (16 at once, 16
 waiting, 5 s of wait: docs/operations.md#load-shedding), and without (`CASEFILE_MAX_CONCURRENT_
-REQUESTS=0`, every request admitted, as before). Issue 26's figures: bench/README.md.
+REQUESTS=0`, every request admitted, as before). Issue 26's figures: docs/research/bench-notes-2026-11.md.
 
 Run: `python bench/load_shedding.py [--db sqlite|postgresql|both] [--connections 200]
 [--seconds 20] [--shedding on|off|both] [--no-backoff] [--max-concurrent N] [--max-queued N]`;

@@ -151,6 +151,7 @@ STARTS_ITS_OWN = {
     "slim_python",  # tests/ai: a virtualenv of its own
     "previous_tree",  # tests/system/test_upgrade.py: the previous release
     "checkout",  # tests/operations/test_documentation.py: the README's commands
+    "browser",  # tests/web: the system's Chromium, through Playwright
 }
 NOT_FAST_DIRS = [TESTS / "ai"]
 
