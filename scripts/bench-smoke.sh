@@ -14,7 +14,7 @@ SQLITE=(access_check audit_write conflict_check create_burst http_load profile_r
   upload_document webhook_delivery web_pages load_shedding ai_pipeline ai_throughput ai_quality
   search_passages)
 # In this order: search_cases_ab.py --smoke reads the database search_cases.py --smoke loads.
-POSTGRES=(audit_contention search_cases search_cases_ab webhook_workers webhook_chaos)
+POSTGRES=(audit_contention search_cases search_cases_ab webhook_workers webhook_chaos custom_field_filter)
 
 if [ "$#" -gt 0 ]; then
   names=("$@")

@@ -23,12 +23,14 @@ from casefile.audit.schemas import AuditEntryOut, InclusionProofOut
 from casefile.auth.dependencies import AdminPrincipal, Require, require_admin
 from casefile.auth.permissions import Permission, Principal
 from casefile.config.router import router as config_router
+from casefile.customfields.router import admin_router as custom_fields_admin_router
 from casefile.envelope import CursorPageEnvelope, Envelope
 from casefile.groups.router import router as groups_router
 from casefile.models import AuditEntry
 from casefile.query_parameters import QueryCheck
 from casefile.request_scope import SessionDep
 from casefile.routing import AnyMethodRoute, unrouted_error
+from casefile.templates.router import admin_router as templates_admin_router
 from casefile.trash.router import router as trash_router
 from casefile.webhooks.router import router as webhooks_router
 
@@ -76,6 +78,8 @@ def build_admin_router() -> APIRouter:
         audit_router,
         trash_router,
         ai_admin_router,
+        custom_fields_admin_router,
+        templates_admin_router,
     )
     for domain_router in domain_routers:
         router.include_router(domain_router, dependencies=[QueryCheck])

@@ -23,10 +23,12 @@ from casefile.auth.permissions import Permission
 from casefile.background import run_background_workers
 from casefile.billing.invoice_router import router as invoices_router
 from casefile.billing.router import router as billing_router
+from casefile.bulk.router import router as bulk_router
 from casefile.calendar_feed.router import router as calendar_router
 from casefile.cases.router import router as cases_router
 from casefile.conflicts.router import router as conflicts_router
 from casefile.contacts.router import router as contacts_router
+from casefile.customfields.router import router as custom_fields_router
 from casefile.deadlines.router import router as deadlines_router
 from casefile.deadlines.rulesets import shipped_rule_sets
 from casefile.doctor import Readiness
@@ -55,6 +57,8 @@ from casefile.shedding import LoadSheddingMiddleware
 from casefile.signin.router import router as signin_router
 from casefile.startup import settle_garbage_collector, start_runtime
 from casefile.tasks.router import router as tasks_router
+from casefile.templates.router import cases_router as open_case_router
+from casefile.templates.router import router as templates_router
 from casefile.trust.router import router as trust_router
 from casefile.users.router import router as users_router
 from casefile.web import install as install_web_app
@@ -108,7 +112,9 @@ def include_api(app: FastAPI) -> None:
     # FastAPI tries routes in order, each with a few regular-expression matches: the most used
     # first (no two routers' paths overlap, so the order decides nothing else).
     routers = (
+        bulk_router,
         cases_router,
+        open_case_router,
         documents_router,
         search_router,
         ai_router,
@@ -127,6 +133,8 @@ def include_api(app: FastAPI) -> None:
         billing_router,
         invoices_router,
         trust_router,
+        custom_fields_router,
+        templates_router,
     )
     for router in (*routers, *practice):
         app.include_router(router, prefix=CURRENT_PREFIX, dependencies=[nul_rule, QueryCheck])

@@ -1,5 +1,5 @@
 """The background work of one process: the webhook delivery worker, the AI job worker, the
-retention purge of the trash and the audit log's sequencer.
+retention purge of the trash, the bulk-action worker and the audit log's sequencer.
 
 `casefile serve` runs them in its lifespan (unless `--no-worker`), `casefile worker` runs only
 them. This module sits above both domains, since `casefile.worker` (the supervisor, wake-ups and
@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.ai.worker import AiWorker
 from casefile.audit.sequencer import Sequencer
+from casefile.bulk.worker import BulkWorker
 from casefile.events import payloads
 from casefile.events.outbox import emit
 from casefile.runtime import Runtime
@@ -33,6 +34,7 @@ async def run_background_workers(runtime: Runtime, stop: asyncio.Event) -> None:
         # The AI worker stores passages through search's repository: ai/ does not import search/.
         keep_running("AI worker", functools.partial(AiWorker, runtime, replace_passages), stop),
         keep_running("retention worker", functools.partial(RetentionWorker, runtime), stop),
+        keep_running("bulk worker", functools.partial(BulkWorker, runtime), stop),
         # One sequencer leads at a time (a lease); the others stand by to take over.
         keep_running("audit sequencer", functools.partial(audit_sequencer, runtime), stop),
     )

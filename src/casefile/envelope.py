@@ -43,6 +43,9 @@ LOCATIONS = {
     "rcv": "/admin/webhook-recoveries/{id}",
     "grp": "/admin/groups/{id}",
     "job": "/jobs/{id}",
+    "cf": "/custom-fields/{id}",
+    "cfs": "/custom-field-sets/{id}",
+    "bulk": "/cases/bulk/{id}",
 }
 
 

@@ -27,6 +27,10 @@ REPEATED = "Give this parameter once; several values are one comma-separated val
 # `session_state`, `error_description`, … to the callback): only its declared ones are checked.
 _OPEN_ATTRIBUTE = "__casefile_open_query_string__"
 
+# Set on an endpoint that takes a family of parameters named by data (a list's `cf.<name>=`
+# custom-field filters): those prefixes are declared; each such parameter is single-valued.
+_PREFIXES_ATTRIBUTE = "__casefile_query_prefixes__"
+
 _CACHE_ATTRIBUTE = "_casefile_query_parameters"
 
 EndpointT = TypeVar("EndpointT", bound=Callable[..., Any])
@@ -38,19 +42,36 @@ def open_query_string(endpoint: EndpointT) -> EndpointT:
     return endpoint
 
 
+def query_prefix(prefix: str) -> Callable[[EndpointT], EndpointT]:
+    """Let `endpoint` take every parameter whose name starts with `prefix` (once each)."""
+
+    def mark(endpoint: EndpointT) -> EndpointT:
+        setattr(endpoint, _PREFIXES_ATTRIBUTE, (*getattr(endpoint, _PREFIXES_ATTRIBUTE, ()), prefix))
+        return endpoint
+
+    return mark
+
+
 async def check_query_parameters(request: Request) -> None:
     route = request.scope.get("route")
     dependant = getattr(route, "dependant", None)
     if dependant is None:
         return
     declared, multi_valued, open_string = _declared(route)
+    prefixes: tuple[str, ...] = getattr(getattr(route, "endpoint", None), _PREFIXES_ATTRIBUTE, ())
     counts: dict[str, int] = {}
     for name, _ in request.query_params.multi_items():
         counts[name] = counts.get(name, 0) + 1
-    problems = [ErrorDetail(name, UNKNOWN) for name in counts if name not in declared and not open_string] + [
+
+    def is_declared(name: str) -> bool:
+        return name in declared or name.startswith(prefixes)
+
+    problems = [
+        ErrorDetail(name, UNKNOWN) for name in counts if not is_declared(name) and not open_string
+    ] + [
         ErrorDetail(name, REPEATED)
         for name, count in counts.items()
-        if count > 1 and name in declared and name not in multi_valued
+        if count > 1 and is_declared(name) and name not in multi_valued
     ]
     if problems:
         raise ValidationFailed(details=problems)

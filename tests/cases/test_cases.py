@@ -44,6 +44,10 @@ def test_create_returns_every_field_and_emits_case_created(api: Api, admin: http
         "status": "active",
         "priority": "high",
         "created_by": me["id"],
+        "custom_fields": {},
+        "tags": [],
+        "template_id": None,
+        "template_version": None,
         "created_at": case["created_at"],
     }
 

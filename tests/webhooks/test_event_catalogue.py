@@ -160,6 +160,11 @@ def _make_every_event(api: Api, admin: httpx.Client, gone: Receiver) -> None:
     path = f"/cases/{case_id}/deadlines/{saved['deadline_id']}"
     ok(admin.patch(path, json={"trigger_date": "2026-11-05"}))
     ok(admin.delete(path))
+    field_set = ok(admin.post("/admin/custom-field-sets", json={"name": unique("Set ")}), 201)
+    ok(admin.patch(f"/admin/custom-field-sets/{field_set['id']}", json={"name": unique("Set ")}))
+    field = {"name": unique("court_"), "label": "Court", "field_type": "text"}
+    field_id = ok(admin.post("/admin/custom-fields", json=field), 201)["id"]
+    ok(admin.patch(f"/admin/custom-fields/{field_id}", json={"field_set_id": field_set["id"]}))
     ok(admin.delete(f"/cases/{case_id}"))
     ok(admin.post(f"/admin/trash/{case_id}/restore"))
     ok(admin.delete(f"/cases/{case_id}"))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from casefile.ai.schemas import JobStatusOut
-from casefile.listing import ListSpec
+from casefile.listing import ListSpec, projectable
 from casefile.models import JOB_KINDS, JOB_STATUSES, AiJob
 
 JOB_LIST = ListSpec(
@@ -11,7 +11,7 @@ JOB_LIST = ListSpec(
     sortable={"created_at": AiJob.created_at, "finished_at": AiJob.finished_at},
     default_sort="created_at",
     tiebreak=AiJob.id,
-    output_fields=frozenset(JobStatusOut.model_fields),
+    output_fields=projectable(JobStatusOut),
     filters={"status": AiJob.status, "kind": AiJob.kind, "document_id": AiJob.document_id},
     filter_choices={"status": JOB_STATUSES, "kind": JOB_KINDS},
 )

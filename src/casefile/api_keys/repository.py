@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from casefile.api_keys.schemas import ApiKeyOut
-from casefile.listing import ListSpec
+from casefile.listing import ListSpec, projectable
 from casefile.models import ApiKey
 
 API_KEY_LIST = ListSpec(
@@ -11,5 +11,5 @@ API_KEY_LIST = ListSpec(
     sortable={"created_at": ApiKey.created_at, "name": ApiKey.name, "expires_at": ApiKey.expires_at},
     default_sort="created_at",
     tiebreak=ApiKey.id,
-    output_fields=frozenset(ApiKeyOut.model_fields),
+    output_fields=projectable(ApiKeyOut),
 )

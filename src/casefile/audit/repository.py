@@ -11,7 +11,7 @@ from sqlalchemy import ColumnElement, Table, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from casefile.audit.schemas import AuditEntryOut
-from casefile.listing import ListQuery, ListSpec, fetch_next
+from casefile.listing import ListQuery, ListSpec, fetch_next, projectable
 from casefile.models import AuditEntry
 
 READ_BATCH = 1000
@@ -62,7 +62,7 @@ AUDIT_LIST = ListSpec(
     sortable={"id": AuditEntry.id},
     default_sort="id",
     tiebreak=AuditEntry.id,
-    output_fields=frozenset(AuditEntryOut.model_fields),
+    output_fields=projectable(AuditEntryOut),
 )
 
 

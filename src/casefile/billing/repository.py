@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.billing.invoice_schemas import InvoiceOut
 from casefile.billing.schemas import ExpenseOut, TimeEntryOut
-from casefile.listing import ListSpec
+from casefile.listing import ListSpec, projectable
 from casefile.models import (
     ENTRY_STATES,
     INVOICE_STATES,
@@ -40,7 +40,7 @@ TIME_LIST = ListSpec(
     sortable={"date": TimeEntry.work_date, "created_at": TimeEntry.created_at, "seconds": TimeEntry.seconds},
     default_sort="date",
     tiebreak=TimeEntry.id,
-    output_fields=frozenset(TimeEntryOut.model_fields),
+    output_fields=projectable(TimeEntryOut),
     filters={
         "state": TimeEntry.state,
         "user_id": TimeEntry.user_id,
@@ -57,7 +57,7 @@ EXPENSE_LIST = ListSpec(
     sortable={"date": Expense.spent_on, "created_at": Expense.created_at, "amount": Expense.amount_minor},
     default_sort="date",
     tiebreak=Expense.id,
-    output_fields=frozenset(ExpenseOut.model_fields),
+    output_fields=projectable(ExpenseOut),
     filters={"state": Expense.state, "category": Expense.category, "billable": _flag(Expense.billable)},
     filter_choices={"state": ENTRY_STATES, "billable": ("true", "false")},
 )
@@ -67,7 +67,7 @@ INVOICE_LIST = ListSpec(
     sortable={"created_at": Invoice.created_at, "issued_on": Invoice.issued_on, "total": Invoice.total_minor},
     default_sort="created_at",
     tiebreak=Invoice.id,
-    output_fields=frozenset(InvoiceOut.model_fields),
+    output_fields=projectable(InvoiceOut),
     filters={"state": Invoice.state, "case_id": Invoice.case_id, "number": Invoice.number},
     filter_choices={"state": INVOICE_STATES},
 )

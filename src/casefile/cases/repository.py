@@ -20,6 +20,7 @@ from sqlalchemy import (
     false,
     func,
     literal,
+    or_,
     select,
     table,
     text,
@@ -29,9 +30,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import make_transient_to_detached
 
 from casefile.cases.schemas import PRIORITIES, STATUSES, CaseOut
+from casefile.customfields import service as custom_fields
 from casefile.db import dialect_insert, dialect_name, get_or_404
 from casefile.errors import NotFound
-from casefile.listing import ListSpec, ignoring_case
+from casefile.listing import ListSpec, any_of_ignoring_case, ignoring_case, projectable
 from casefile.models import Case, CaseAssignee, CaseNumberCounter
 
 
@@ -59,15 +61,25 @@ async def search_condition(session: AsyncSession, words: list[str]) -> ColumnEle
     name or description. PostgreSQL: the GIN-indexed `search_vector`; SQLite: the FTS5 index
     `cases_fts`. Words are letters and digits only (see listing.search_words), so they are safe
     inside the query syntax of both."""
+    # Or one of the case's custom-field values (text, choices) holds every word: only where the
+    # firm has such fields, so that other searches stay the index scans they were.
+    in_fields = await custom_fields.any_searched(session, "case")
     if dialect_name(session) == "postgresql":
         query = await _whole_words_query(session, words)
+        vector = text("cases.search_vector @@ to_tsquery('simple', :case_search)")
+        if not in_fields:
+            return false() if query is None else vector.bindparams(case_search=query)
+        field_ids = custom_fields.searched_ids("case", words)
         if query is None:
-            return false()
-        return text("cases.search_vector @@ to_tsquery('simple', :case_search)").bindparams(case_search=query)
+            return Case.id.in_(field_ids)
+        # A UNION, not an OR: PostgreSQL cannot combine the GIN index with a subquery's ids.
+        by_words = select(Case.id).where(vector.bindparams(case_search=query)).correlate(None)
+        return Case.id.in_(union_all(by_words, field_ids))
     query = " ".join(f'"{word}"*' for word in words)
-    return text("cases.rowid IN (SELECT rowid FROM cases_fts WHERE cases_fts MATCH :case_search)").bindparams(
+    fts = text("cases.rowid IN (SELECT rowid FROM cases_fts WHERE cases_fts MATCH :case_search)").bindparams(
         case_search=query
     )
+    return or_(fts, custom_fields.searched("case", Case.id, words)) if in_fields else fts
 
 
 async def _whole_words_query(session: AsyncSession, words: list[str]) -> str | None:
@@ -109,6 +121,14 @@ def _assigned_to_any(session: AsyncSession, user_ids: list[str]) -> ColumnElemen
     return exists().where(CaseAssignee.case_id == Case.id, CaseAssignee.user_id.in_(user_ids))
 
 
+def _tagged_any(session: AsyncSession, tags: list[str]) -> ColumnElement[bool]:
+    """`tags=a,b`: cases with any of them, ignoring case (`tags` is a JSON array: its elements
+    are a table function on both databases)."""
+    unnest = func.json_array_elements_text if dialect_name(session) == "postgresql" else func.json_each
+    elements = unnest(Case.tags).table_valued("value")
+    return exists().where(any_of_ignoring_case(elements.c.value, tags))
+
+
 CASE_LIST = ListSpec(
     model=Case,
     sortable={
@@ -122,7 +142,7 @@ CASE_LIST = ListSpec(
     },
     default_sort="created_at",
     tiebreak=Case.id,
-    output_fields=frozenset(CaseOut.model_fields),
+    output_fields=projectable(CaseOut),
     filters={
         "status": Case.status,
         # Free text typed by people: `ny` finds `NY` (lower() on both sides, an index on lower()).
@@ -131,9 +151,12 @@ CASE_LIST = ListSpec(
         "jurisdiction": ignoring_case(Case.jurisdiction),
         "assigned_to": _assigned_to_any,
         "access": Case.access,
+        "tags": _tagged_any,
+        "template_id": Case.template_id,
     },
     filter_choices={"status": STATUSES, "priority": PRIORITIES, "access": ("firm", "restricted")},
     search=search_condition,
+    custom_fields=True,
 )
 
 

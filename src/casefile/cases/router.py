@@ -15,26 +15,32 @@ from casefile.audit.schemas import AuditEntryOut
 from casefile.auth.dependencies import CurrentPrincipal
 from casefile.cases import service
 from casefile.cases.repository import CASE_LIST
-from casefile.cases.schemas import AssigneeAdd, CaseAccessBody, CaseCreate, CaseOut, CaseUpdate
+from casefile.cases.schemas import AssigneeAdd, CaseAccessBody, CaseOut, CaseUpdate
 from casefile.envelope import CursorPageEnvelope, DeletedOut, Envelope, PageEnvelope
-from casefile.listing import ListQuery, fields_query, list_query, project
+from casefile.listing import CUSTOM_PREFIX, ListQuery, Projection, fields_query, list_query, project
+from casefile.query_parameters import query_prefix
 from casefile.request_scope import RuntimeDep, SessionDep
 
 router = APIRouter(prefix="/cases", tags=["cases"])
 
 CaseListQuery = Annotated[ListQuery, Depends(list_query(CASE_LIST))]
-CaseFields = Annotated[list[str] | None, Depends(fields_query(CASE_LIST.output_fields))]
+CaseFields = Annotated[Projection | None, Depends(fields_query(CASE_LIST.output_fields))]
 
+# `POST /cases` is `templates.router.open_case`: a case may be opened from a matter template, which
+# composes domains above this one (decision 0018).
 # A handler with a body or a query string loads its path's row itself: see auth.dependencies.
 # Every case is loaded through access/matter.py: one the caller may not see is 404.
 
 
 @router.get("", response_model=PageEnvelope[CaseOut])
+@query_prefix(CUSTOM_PREFIX)
 async def list_cases(
     principal: CasesRead, session: SessionDep, query: CaseListQuery, runtime: RuntimeDep
 ) -> JSONResponse:
     """List the cases the caller may see: paginated, sortable, filterable (`assigned_to=me` or a
-    user id), with full-text `search`."""
+    user id), with full-text `search`. Custom fields: `cf.<name>=a,b` (any of; numbers, decimals
+    and dates also `low..high`), `sort=cf.<name>`, `fields=custom_fields{name}`."""
+    await service.check_projection(session, query.fields)
     return envelope.listed(
         await service.list_cases(session, principal, query),
         query,
@@ -42,22 +48,11 @@ async def list_cases(
     )
 
 
-@router.post("", response_model=Envelope[CaseOut | IdOnlyOut], status_code=201)
-async def create_case(
-    body: CaseCreate, principal: CasesWrite, session: SessionDep, runtime: RuntimeDep
-) -> JSONResponse:
-    """Create a case; `case_number` is assigned (`YYYY-NNNNNN`) when omitted, `access` defaults
-    to the server's setting (`firm` unless configured). Emits `case.created`."""
-    case = await service.create_case(
-        session, principal, body, default_access=runtime.settings.default_case_access
-    )
-    return envelope.created(CaseOut.dump_for(case, principal))
-
-
 @router.get("/{case_id}", response_model=Envelope[CaseOut])
 async def get_case(
     principal: CasesRead, fields: CaseFields, case: CaseInPath, session: SessionDep, runtime: RuntimeDep
 ) -> JSONResponse:
+    await service.check_projection(session, fields)
     await service.record_case_read(session, case)
     return envelope.ok(project(CaseOut.dump_for(case, principal), fields))
 

@@ -1,13 +1,13 @@
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import BeforeValidator, ConfigDict, Field, StringConstraints, field_validator
 
 from casefile.access.visibility import VisibleOut
 from casefile.ai.schemas import CaseAi
 from casefile.auth.permissions import Permission
-from casefile.schemas import InModel, Timestamp
+from casefile.schemas import InModel, OutModel, Timestamp
 
 Status = Literal["intake", "active", "pending", "on_hold", "closed", "archived"]
 Priority = Literal["low", "medium", "high", "urgent"]
@@ -26,6 +26,9 @@ TRANSITIONS: dict[str, frozenset[str]] = {
     "closed": frozenset({"active", "archived"}),
     "archived": frozenset({"closed"}),
 }
+
+MAX_TAGS = 50
+Tag = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
 
 TITLE_REQUIRED = "Title is required"
 CASE_NUMBER_TAKEN = "Case number must be unique"
@@ -53,6 +56,16 @@ class CaseFields(InModel):
     jurisdiction: str | None = Field(default=None, min_length=1, max_length=100)
     client_name: str | None = Field(default=None, max_length=200)
     description: str | None = Field(default=None, max_length=20_000)
+    # Values of the firm's custom fields by name (docs/api-conventions.md#custom-fields); on an
+    # update, the fields given change (null removes a value) and the others stay.
+    custom_fields: dict[str, Any] | None = Field(default=None, max_length=200)
+    # The case's labels, each once (case kept as given; `tag=` filters ignore case).
+    tags: list[Tag] | None = Field(default=None, max_length=MAX_TAGS)
+
+    @field_validator("tags")
+    @classmethod
+    def _each_once(cls, value: list[str] | None) -> list[str] | None:
+        return None if value is None else list(dict.fromkeys(value))
 
 
 class CaseCreate(CaseFields):
@@ -75,6 +88,25 @@ class AssigneeAdd(InModel):
     user_id: str = Field(min_length=1, max_length=40)
 
 
+def _no_values(value: Any) -> Any:
+    return {} if value is None else value
+
+
+# A case written before custom fields existed (or by an older release) has none: `{}`.
+CustomFieldValues = Annotated[dict[str, Any], BeforeValidator(_no_values)]
+CaseTags = Annotated[list[str], BeforeValidator(lambda v: [] if v is None else v)]
+
+
+class AssigneeOut(OutModel):
+    """A user assigned to the case (`fields=assignees{id,name}`)."""
+
+    id: str = Field(validation_alias="user_id")
+    name: str
+    email: str
+    assigned_by: str | None
+    assigned_at: Timestamp
+
+
 class CaseOut(VisibleOut):
     read_permission = Permission.READ_CASES
     field_permissions = {"ai": Permission.READ_DOCUMENTS}  # the summary quotes the documents
@@ -91,6 +123,11 @@ class CaseOut(VisibleOut):
     access: Access
     created_by: str | None
     assigned_to: list[str]
+    assignees: list[AssigneeOut]
+    custom_fields: CustomFieldValues
+    tags: CaseTags
+    template_id: str | None = None
+    template_version: int | None = None
     created_at: Timestamp
     updated_at: Timestamp
     ai: CaseAi = None  # the case summary, once `POST /cases/{id}/summarize` has run

@@ -29,11 +29,12 @@ from casefile.cases.schemas import (
 )
 from casefile.clock import new_id, utcnow
 from casefile.contacts import service as contacts_service
+from casefile.customfields import service as custom_fields
 from casefile.documents import service as documents_service
 from casefile.errors import ErrorDetail, InvalidStatusTransition, NotFound, ValidationFailed
 from casefile.events import payloads
 from casefile.events.outbox import emit
-from casefile.listing import ListQuery, Page, build_list_query, fetch_next, fetch_page
+from casefile.listing import ListQuery, Page, Projection, build_list_query, fetch_next, fetch_page
 from casefile.models import Case, CaseAssignee, CaseGrant, CaseWall, Group, User
 
 AUTO_NUMBER_ATTEMPTS = 5
@@ -68,7 +69,16 @@ async def list_cases(session: AsyncSession, principal: Principal, query: ListQue
     if query.search_words is not None:
         details = {"in": "cases", "words": query.search_words, **query.filters}
         await audit.record_read(session, "search.query", details=details)
-    return await fetch_page(session, CASE_LIST, query, conditions=[visible_to(principal)])
+    # `cf.<name>=` and `sort=cf.<name>`: resolved against the firm's definitions.
+    spec, conditions = await custom_fields.for_list(session, "case", Case.id, CASE_LIST, query)
+    return await fetch_page(
+        session, spec, query, conditions=[visible_to(principal), *conditions], match_once=bool(conditions)
+    )
+
+
+async def check_projection(session: AsyncSession, fields: Projection | None) -> None:
+    """`fields=custom_fields{a,b}`: 422 unless each is a case field."""
+    await custom_fields.check_fields(session, "case", fields)
 
 
 async def newest_cases(session: AsyncSession, principal: Principal, limit: int) -> list[Case]:
@@ -85,9 +95,15 @@ async def record_case_read(session: AsyncSession, case: Case) -> None:
 
 
 async def create_case(
-    session: AsyncSession, actor: Principal, body: CaseCreate, *, default_access: str = "firm"
+    session: AsyncSession,
+    actor: Principal,
+    body: CaseCreate,
+    *,
+    default_access: str = "firm",
+    template: tuple[str, int] | None = None,
 ) -> Case:
-    """`default_access`: the access of a case whose body names none (the server's setting)."""
+    """`default_access`: the access of a case whose body names none (the server's setting);
+    `template`: the matter template's id and version it is opened from (`templates.service`)."""
     if not body.title:
         problems = [ErrorDetail("title", TITLE_REQUIRED)]
         # Nothing will be inserted, so this read only completes the report; it decides nothing.
@@ -96,9 +112,16 @@ async def create_case(
         raise ValidationFailed(details=problems)
     now = utcnow()
     access = body.access or default_access
+    defs = await custom_fields.definitions(session, "case")
+    prepared = await custom_fields.prepare(
+        session, defs, None, body.custom_fields, case_type=body.case_type, creating=True
+    )
     case = Case(
         id=new_id("case"),
-        **body.model_dump(exclude={"case_number", "access"}),
+        **body.model_dump(exclude={"case_number", "access", "custom_fields"}),
+        custom_fields=prepared.values,
+        template_id=template[0] if template else None,
+        template_version=template[1] if template else None,
         access=access,
         created_by=actor.actor_id,
         created_at=now,
@@ -111,6 +134,7 @@ async def create_case(
             raise ValidationFailed.on("case_number", CASE_NUMBER_TAKEN)
     else:
         await _insert_with_automatic_number(session, case)
+    await custom_fields.store(session, defs, case.id, prepared)
     if access == "restricted" and actor.user_id is not None:
         # Whoever opens a restricted matter can manage it: otherwise they would lose it at once.
         session.add(
@@ -141,6 +165,7 @@ async def _insert_with_automatic_number(session: AsyncSession, case: Case) -> No
 
 async def update_case(session: AsyncSession, actor: Principal, case: Case, body: CaseUpdate) -> Case:
     values = body.model_dump(exclude_unset=True)
+    given_fields = values.pop("custom_fields", None)
     problems = []
     if "title" in values and not values["title"]:
         problems.append(ErrorDetail("title", TITLE_REQUIRED))
@@ -155,8 +180,6 @@ async def update_case(session: AsyncSession, actor: Principal, case: Case, body:
         for name, value in values.items()
         if getattr(case, name) != value
     }
-    if not changes:
-        return case  # a no-op update changes nothing and emits nothing
     if "status" in changes:
         old, new = changes["status"]["from"], changes["status"]["to"]
         if new not in TRANSITIONS[old]:
@@ -164,8 +187,16 @@ async def update_case(session: AsyncSession, actor: Principal, case: Case, body:
             raise InvalidStatusTransition(
                 f"A case cannot move from {old} to {new}; from {old} it can move to {allowed}"
             )
+    prepared = await _custom_field_changes(session, case, changes, given_fields)
+    if not changes and (prepared is None or not prepared[1].changes):
+        return case  # a no-op update changes nothing and emits nothing
     for name, change in changes.items():
         setattr(case, name, change["to"])
+    if prepared is not None:
+        defs, fields = prepared
+        case.custom_fields = fields.values
+        await custom_fields.store(session, defs, case.id, fields)
+        changes.update({f"custom_fields.{n}": change for n, change in fields.changes.items()})
     case.updated_at = utcnow()
     await _flush_checking_number(session, case)
     await emit(session, "case.updated", payloads.case_updated(case, changes, actor.actor_id))
@@ -178,6 +209,23 @@ async def update_case(session: AsyncSession, actor: Principal, case: Case, body:
             ),
         )
     return case
+
+
+async def _custom_field_changes(
+    session: AsyncSession, case: Case, changes: dict[str, dict[str, Any]], given: dict[str, Any] | None
+) -> tuple[custom_fields.Definitions, custom_fields.Prepared] | None:
+    """The custom fields' new values (when given), and the fields a status move needs filled in
+    (`required_for_statuses`): 422 naming each. None when neither applies (nothing is read)."""
+    if given is None and "status" not in changes:
+        return None
+    defs = await custom_fields.definitions(session, "case")
+    case_type = changes["case_type"]["to"] if "case_type" in changes else case.case_type
+    prepared = await custom_fields.prepare(
+        session, defs, case.custom_fields, given, case_type=case_type, creating=False
+    )
+    if "status" in changes:
+        custom_fields.missing_for_status(defs, prepared.values, case_type, changes["status"]["to"])
+    return defs, prepared
 
 
 async def delete_case(session: AsyncSession, actor: Principal, case: Case) -> None:
@@ -202,11 +250,14 @@ async def _check_may_assign(session: AsyncSession, actor: Principal, case: Case)
 
 async def add_assignee(session: AsyncSession, actor: Principal, case: Case, user_id: str) -> Case:
     await _check_may_assign(session, actor, case)
-    if await session.get(User, user_id) is None:
+    user = await session.get(User, user_id)
+    if user is None:
         raise ValidationFailed.on("user_id", "User not found")
     if user_id in case.assigned_to:
         return case  # already assigned: nothing changes, nothing is emitted
-    case.assignees.append(CaseAssignee(user_id=user_id, assigned_by=actor.actor_id, assigned_at=utcnow()))
+    case.assignees.append(
+        CaseAssignee(user_id=user_id, user=user, assigned_by=actor.actor_id, assigned_at=utcnow())
+    )
     case.updated_at = utcnow()
     await session.flush()
     await emit(session, "case.assigned", payloads.case_assigned(case, user_id, actor.actor_id))

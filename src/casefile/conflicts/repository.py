@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from casefile.conflicts.schemas import ConflictCheckOut
-from casefile.listing import ListSpec
+from casefile.listing import ListSpec, projectable
 from casefile.models import ConflictCheck
 
 CONFLICT_CHECK_LIST = ListSpec(
@@ -11,6 +11,6 @@ CONFLICT_CHECK_LIST = ListSpec(
     sortable={"created_at": ConflictCheck.created_at},
     default_sort="created_at",
     tiebreak=ConflictCheck.id,
-    output_fields=frozenset(ConflictCheckOut.model_fields),
+    output_fields=projectable(ConflictCheckOut),
     filters={"case_id": ConflictCheck.case_id, "created_by": ConflictCheck.created_by},
 )

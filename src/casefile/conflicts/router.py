@@ -11,13 +11,13 @@ from casefile.conflicts.dependencies import ConflictsRead
 from casefile.conflicts.repository import CONFLICT_CHECK_LIST
 from casefile.conflicts.schemas import ConflictCheckCreate, ConflictCheckOut
 from casefile.envelope import Envelope, PageEnvelope
-from casefile.listing import ListQuery, fields_query, list_query, project
+from casefile.listing import ListQuery, Projection, fields_query, list_query, project
 from casefile.request_scope import SessionDep
 
 router = APIRouter(prefix="/conflict-checks", tags=["conflict checks"])
 
 CheckListQuery = Annotated[ListQuery, Depends(list_query(CONFLICT_CHECK_LIST))]
-CheckFields = Annotated[list[str] | None, Depends(fields_query(CONFLICT_CHECK_LIST.output_fields))]
+CheckFields = Annotated[Projection | None, Depends(fields_query(CONFLICT_CHECK_LIST.output_fields))]
 
 
 @router.post("", response_model=Envelope[ConflictCheckOut], status_code=201)

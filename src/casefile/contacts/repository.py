@@ -7,7 +7,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.contacts.schemas import KINDS, ROLES, ContactOut, PartyOut
 from casefile.db import dialect_name, get_or_404
-from casefile.listing import ListSpec, any_of_ignoring_case
+from casefile.listing import ListSpec, any_of_ignoring_case, projectable
 from casefile.models import Contact, ContactName, Party
 from casefile.nlp.name_keys import name_key, name_words
 
@@ -53,10 +53,11 @@ CONTACT_LIST = ListSpec(
     },
     default_sort="created_at",
     tiebreak=Contact.id,
-    output_fields=frozenset(ContactOut.model_fields),
+    output_fields=projectable(ContactOut),
     filters={"kind": Contact.kind, "tags": _having_any_tag},
     filter_choices={"kind": KINDS},
     search=_search_contacts,
+    custom_fields=True,
 )
 
 
@@ -69,7 +70,7 @@ PARTY_LIST = ListSpec(
     sortable={"created_at": Party.created_at, "role": Party.role},
     default_sort="created_at",
     tiebreak=Party.id,
-    output_fields=frozenset(PartyOut.model_fields),
+    output_fields=projectable(PartyOut),
     filters={"role": Party.role, "contact_id": Party.contact_id},
     filter_choices={"role": ROLES},
     search=_search_parties,

@@ -14,24 +14,28 @@ from casefile.contacts.dependencies import ContactInPath, ContactsDelete, Contac
 from casefile.contacts.repository import CONTACT_LIST, PARTY_LIST
 from casefile.contacts.schemas import ContactCreate, ContactOut, ContactUpdate, PartyCreate, PartyOut
 from casefile.envelope import DeletedOut, Envelope, PageEnvelope
-from casefile.listing import ListQuery, fields_query, list_query, project
+from casefile.listing import CUSTOM_PREFIX, ListQuery, Projection, fields_query, list_query, project
+from casefile.query_parameters import query_prefix
 from casefile.request_scope import SessionDep
 
 router = APIRouter(tags=["contacts"])
 
 ContactListQuery = Annotated[ListQuery, Depends(list_query(CONTACT_LIST))]
-ContactFields = Annotated[list[str] | None, Depends(fields_query(CONTACT_LIST.output_fields))]
+ContactFields = Annotated[Projection | None, Depends(fields_query(CONTACT_LIST.output_fields))]
 PartyListQuery = Annotated[ListQuery, Depends(list_query(PARTY_LIST))]
 
 # A handler with a body or a query string loads its path's row itself: see auth.dependencies.
 
 
 @router.get("/contacts", response_model=PageEnvelope[ContactOut])
+@query_prefix(CUSTOM_PREFIX)
 async def list_contacts(
     principal: ContactsRead, session: SessionDep, query: ContactListQuery
 ) -> JSONResponse:
-    """List contacts: paginated, sortable (`created_at`, `updated_at`, `name`), filters `kind` and
-    `tags`, `search` over names and aliases (ignoring case, accents and punctuation)."""
+    """List contacts: paginated, sortable (`created_at`, `updated_at`, `name`, `cf.<name>`),
+    filters `kind`, `tags` and `cf.<name>` (custom fields), `search` over names and aliases
+    (ignoring case, accents and punctuation)."""
+    await service.check_projection(session, query.fields)
     return envelope.listed(
         await service.list_contacts(session, query), query, lambda c: ContactOut.dump_for(c, principal)
     )
@@ -45,7 +49,10 @@ async def create_contact(body: ContactCreate, principal: ContactsWrite, session:
 
 
 @router.get("/contacts/{contact_id}", response_model=Envelope[ContactOut])
-async def get_contact(principal: ContactsRead, fields: ContactFields, contact: ContactInPath) -> JSONResponse:
+async def get_contact(
+    principal: ContactsRead, fields: ContactFields, contact: ContactInPath, session: SessionDep
+) -> JSONResponse:
+    await service.check_projection(session, fields)
     return envelope.ok(project(ContactOut.dump_for(contact, principal), fields))
 
 

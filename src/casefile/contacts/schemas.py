@@ -3,7 +3,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Annotated, Any, Literal
 
-from pydantic import EmailStr, Field, StringConstraints, field_validator
+from pydantic import BeforeValidator, EmailStr, Field, StringConstraints, field_validator
 
 from casefile.access.visibility import VisibleOut
 from casefile.auth.permissions import Permission
@@ -54,6 +54,8 @@ class ContactFields(InModel):
     )
     tags: list[Text100] | None = Field(default=None, max_length=MAX_ITEMS)
     notes: str | None = Field(default=None, max_length=20_000)
+    # Values of the firm's contact custom fields by name (docs/api-conventions.md#custom-fields).
+    custom_fields: dict[str, Any] | None = Field(default=None, max_length=200)
 
     @field_validator("aliases", "emails", "phones", "tags")
     @classmethod
@@ -82,6 +84,7 @@ class ContactOut(VisibleOut):
     identifiers: dict[str, str]
     tags: list[str]
     notes: str | None
+    custom_fields: Annotated[dict[str, Any], BeforeValidator(lambda v: {} if v is None else v)]
     created_by: str | None
     created_at: Timestamp
     updated_at: Timestamp

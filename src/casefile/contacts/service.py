@@ -17,16 +17,23 @@ from casefile.conflicts import service as conflicts
 from casefile.contacts import repository
 from casefile.contacts.repository import CONTACT_LIST, PARTY_LIST
 from casefile.contacts.schemas import NAME_REQUIRED, ContactCreate, ContactUpdate, PartyCreate
+from casefile.customfields import service as custom_fields
 from casefile.errors import Conflict, NotFound, ValidationFailed
 from casefile.events import payloads
 from casefile.events.outbox import emit
-from casefile.listing import ListQuery, Page, fetch_page
+from casefile.listing import ListQuery, Page, Projection, fetch_page
 from casefile.models import Case, Contact, Party
 from casefile.nlp.name_keys import has_legal_form, name_key
 
 
 async def list_contacts(session: AsyncSession, query: ListQuery) -> Page[Contact]:
-    return await fetch_page(session, CONTACT_LIST, query)
+    spec, conditions = await custom_fields.for_list(session, "contact", Contact.id, CONTACT_LIST, query)
+    return await fetch_page(session, spec, query, conditions=conditions, match_once=bool(conditions))
+
+
+async def check_projection(session: AsyncSession, fields: Projection | None) -> None:
+    """`fields=custom_fields{a,b}`: 422 unless each is a contact field."""
+    await custom_fields.check_fields(session, "contact", fields)
 
 
 # A list or mapping given as null, or not given at creation, is empty.
@@ -63,8 +70,15 @@ async def create_contact(session: AsyncSession, actor: Principal, body: ContactC
         raise ValidationFailed.on("name", NAME_REQUIRED)
     now = utcnow()
     values = _values(body, exclude_unset=False)
-    contact = Contact(**values, created_by=actor.actor_id, created_at=now, updated_at=now)
-    return await _insert_contact(session, actor, contact)
+    defs = await custom_fields.definitions(session, "contact")
+    given = values.pop("custom_fields", None)
+    prepared = await custom_fields.prepare(session, defs, None, given, case_type=None, creating=True)
+    contact = Contact(
+        **values, custom_fields=prepared.values, created_by=actor.actor_id, created_at=now, updated_at=now
+    )
+    await _insert_contact(session, actor, contact)
+    await custom_fields.store(session, defs, contact.id, prepared)
+    return contact
 
 
 async def update_contact(
@@ -75,15 +89,25 @@ async def update_contact(
         raise ValidationFailed.on("name", NAME_REQUIRED)
     if "kind" in values and values["kind"] is None:
         raise ValidationFailed.on("kind", "kind cannot be null")
+    given = values.pop("custom_fields", None)
     changes: dict[str, dict[str, Any]] = {
         name: {"from": getattr(contact, name), "to": value}
         for name, value in values.items()
         if getattr(contact, name) != value
     }
+    if given is not None:
+        defs = await custom_fields.definitions(session, "contact")
+        prepared = await custom_fields.prepare(
+            session, defs, contact.custom_fields, given, case_type=None, creating=False
+        )
+        contact.custom_fields = prepared.values
+        await custom_fields.store(session, defs, contact.id, prepared)
+        changes.update({f"custom_fields.{n}": change for n, change in prepared.changes.items()})
     if not changes:
         return contact
     for name, change in changes.items():
-        setattr(contact, name, change["to"])
+        if not name.startswith("custom_fields."):
+            setattr(contact, name, change["to"])
     if "name" in changes or "aliases" in changes:
         contact.names = repository.contact_names(contact)
     contact.updated_at = utcnow()

@@ -20,8 +20,8 @@ DEADLINE_LIST = ListSpec(
     sortable={"trigger_date": Deadline.trigger_date, "created_at": Deadline.created_at},
     default_sort="created_at",
     tiebreak=Deadline.id,
-    output_fields=frozenset(
-        {
+    output_fields=dict.fromkeys(
+        (
             "id",
             "case_id",
             "rule_set",
@@ -31,7 +31,7 @@ DEADLINE_LIST = ListSpec(
             "created_by",
             "created_at",
             "updated_at",
-        }
+        )
     ),
     filters={"rule_set": Deadline.rule_set, "trigger": Deadline.trigger},
     search=_search_deadlines,

@@ -10,7 +10,7 @@ from casefile.documents.schemas import (
     PROCESSING_STATUSES,
     DocumentOut,
 )
-from casefile.listing import ListSpec, any_of_ignoring_case
+from casefile.listing import ListSpec, any_of_ignoring_case, projectable
 from casefile.models import Document
 
 
@@ -37,7 +37,7 @@ DOCUMENT_LIST = ListSpec(
     },
     default_sort="uploaded_at",
     tiebreak=Document.id,
-    output_fields=frozenset(DocumentOut.model_fields),
+    output_fields=projectable(DocumentOut),
     filters={
         "document_type": Document.document_type,
         "tags": _having_any_tag,

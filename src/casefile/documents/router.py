@@ -21,7 +21,7 @@ from casefile.documents.repository import DOCUMENT_LIST
 from casefile.documents.schemas import DocumentOut, DocumentUpdate
 from casefile.envelope import DeletedOut, Envelope, PageEnvelope
 from casefile.errors import RangeNotSatisfiable
-from casefile.listing import ListQuery, fields_query, list_query, project
+from casefile.listing import ListQuery, Projection, fields_query, list_query, project
 from casefile.models import Document
 from casefile.request_scope import RuntimeDep, SessionDep
 from casefile.routing import streams_its_body
@@ -30,7 +30,7 @@ from casefile.storage.sniff import SUPPORTED_TYPES
 router = APIRouter(tags=["documents"])
 
 DocumentListQuery = Annotated[ListQuery, Depends(list_query(DOCUMENT_LIST))]
-DocumentFields = Annotated[list[str] | None, Depends(fields_query(DOCUMENT_LIST.output_fields))]
+DocumentFields = Annotated[Projection | None, Depends(fields_query(DOCUMENT_LIST.output_fields))]
 
 # A handler with a body or a query string loads its path's row itself: see auth.dependencies.
 

@@ -149,6 +149,47 @@ async def upload_document(
     return document
 
 
+async def copy_document(
+    session: AsyncSession, runtime: Runtime, actor: Principal, source: Document, case: Case
+) -> Document:
+    """A new document of `case` with the content and details of `source` (a matter template's
+    standard document): the content is shared (content-addressed), its row held so that no
+    collection removes it meanwhile. Emits `document.uploaded`; queued for processing like an
+    upload."""
+    await _hold_blob(session, source.sha256, source.file_size)
+    config = await load_config(session, runtime.settings)
+    now = utcnow()
+    document = Document(
+        case_id=case.id,
+        title=source.title,
+        document_type=source.document_type,
+        tags=list(source.tags),
+        description=source.description,
+        file_name=source.file_name,
+        file_size=source.file_size,
+        file_type=source.file_type,
+        sha256=source.sha256,
+        uploaded_by=actor.user_id,
+        uploaded_via_key=actor.via_key,
+        uploaded_at=now,
+        updated_at=now,
+        processing_status="pending" if config.ai.enabled else "skipped",
+    )
+    session.add(document)
+    await session.flush()
+    await emit(session, "document.uploaded", payloads.document_uploaded(document))
+    if config.ai.enabled:
+        await ai_jobs.enqueue(
+            session,
+            runtime,
+            kind="document",
+            case_id=case.id,
+            document_id=document.id,
+            requested_by=actor.actor_id,
+        )
+    return document
+
+
 async def _hold_blob(session: AsyncSession, sha256: str, size: int) -> None:
     """Create or lock the content's row until this transaction ends (an upsert takes the row lock
     on PostgreSQL; on SQLite the write transaction is exclusive already)."""

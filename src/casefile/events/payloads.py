@@ -40,6 +40,8 @@ from casefile.events.schemas import (
     CaseRestored,
     CaseStatusChanged,
     CaseUpdated,
+    CustomFieldChanged,
+    CustomFieldSetChanged,
     DocumentDeleted,
     DocumentProcessed,
     DocumentPurged,
@@ -84,6 +86,10 @@ def case_created(case: Case) -> CaseCreated:
         "status": case.status,
         "priority": case.priority,
         "created_by": case.created_by,
+        "custom_fields": dict(case.custom_fields or {}),
+        "tags": list(case.tags or []),
+        "template_id": case.template_id,
+        "template_version": case.template_version,
         "created_at": format_timestamp(case.created_at),
     }
 
@@ -411,3 +417,22 @@ __all__ = [
     "webhook_disabled",
     "webhook_failing",
 ]
+
+
+def custom_field(
+    definition: dict[str, Any], changes: dict[str, Any] | None, changed_by: str | None
+) -> CustomFieldChanged:
+    """A field's definition as `GET /custom-fields/{id}` shows it; `changes` on an update."""
+    data: CustomFieldChanged = {"field": definition, "changed_by": changed_by}
+    if changes is not None:
+        data["changes"] = changes
+    return data
+
+
+def custom_field_set(
+    definition: dict[str, Any], changes: dict[str, Any] | None, changed_by: str | None
+) -> CustomFieldSetChanged:
+    data: CustomFieldSetChanged = {"field_set": definition, "changed_by": changed_by}
+    if changes is not None:
+        data["changes"] = changes
+    return data

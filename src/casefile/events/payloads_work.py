@@ -40,6 +40,7 @@ def contact_created(contact: Contact) -> ContactCreated:
         "name": contact.name,
         "aliases": contact.aliases,
         "tags": contact.tags,
+        "custom_fields": dict(contact.custom_fields or {}),
         "created_by": contact.created_by,
         "created_at": format_timestamp(contact.created_at),
     }

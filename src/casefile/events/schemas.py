@@ -4,7 +4,7 @@ generates the JSON Schema that `GET /webhook-event-types` publishes."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NotRequired
 
 from typing_extensions import TypedDict  # pydantic reads TypedDicts of typing_extensions before 3.12
 
@@ -21,6 +21,10 @@ class CaseCreated(TypedDict):
     status: str
     priority: str
     created_by: str | None
+    custom_fields: dict[str, Any]
+    tags: list[str]
+    template_id: str | None
+    template_version: int | None
     created_at: str
 
 
@@ -238,6 +242,7 @@ class ContactCreated(TypedDict):
     name: str
     aliases: list[str]
     tags: list[str]
+    custom_fields: dict[str, Any]
     created_by: str | None
     created_at: str
 
@@ -409,3 +414,17 @@ class WebhookFailing(WebhookState):
 class WebhookDisabled(WebhookState):
     reason: str
     disabled_at: str
+
+
+class CustomFieldChanged(TypedDict):
+    """`custom_field.created` / `.updated`: the definition as `GET /custom-fields/{id}` shows it."""
+
+    field: dict[str, Any]
+    changed_by: str | None
+    changes: NotRequired[Changes]
+
+
+class CustomFieldSetChanged(TypedDict):
+    field_set: dict[str, Any]
+    changed_by: str | None
+    changes: NotRequired[Changes]

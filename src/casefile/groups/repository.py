@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import func
 
 from casefile.groups.schemas import GroupOut
-from casefile.listing import ListSpec
+from casefile.listing import ListSpec, projectable
 from casefile.models import Group
 
 GROUP_LIST = ListSpec(
@@ -13,5 +13,5 @@ GROUP_LIST = ListSpec(
     sortable={"name": func.lower(Group.name), "created_at": Group.created_at},
     default_sort="name",
     tiebreak=Group.id,
-    output_fields=frozenset(GroupOut.model_fields),
+    output_fields=projectable(GroupOut),
 )

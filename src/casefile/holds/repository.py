@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from casefile.holds.schemas import HoldOut
-from casefile.listing import ListSpec
+from casefile.listing import ListSpec, projectable
 from casefile.models import LegalHold
 
 HOLD_LIST = ListSpec(
@@ -11,5 +11,5 @@ HOLD_LIST = ListSpec(
     sortable={"created_at": LegalHold.created_at},
     default_sort="created_at",
     tiebreak=LegalHold.id,
-    output_fields=frozenset(HoldOut.model_fields),
+    output_fields=projectable(HoldOut),
 )

@@ -19,15 +19,10 @@ grows and is read newest first while it grows (the audit trail) take a cursor on
 """
 
 from casefile.listing.paging import fetch_next, fetch_page
-from casefile.listing.params import (
-    build_list_query,
-    cursor_query,
-    fields_query,
-    list_query,
-    parse_fields,
-    project,
-)
+from casefile.listing.params import build_list_query, cursor_query, fields_query, list_query
+from casefile.listing.projection import Projectable, Projection, parse_fields, project, projectable
 from casefile.listing.spec import (
+    CUSTOM_PREFIX,
     DEFAULT_LIMIT,
     MAX_LIMIT,
     MAX_PAGE,
@@ -48,6 +43,7 @@ from casefile.listing.spec import (
 )
 
 __all__ = [
+    "CUSTOM_PREFIX",
     "DEFAULT_LIMIT",
     "MAX_LIMIT",
     "MAX_PAGE",
@@ -59,6 +55,8 @@ __all__ = [
     "ListQuery",
     "ListSpec",
     "Page",
+    "Projectable",
+    "Projection",
     "RowT",
     "SearchCondition",
     "any_of",
@@ -72,5 +70,6 @@ __all__ = [
     "list_query",
     "parse_fields",
     "project",
+    "projectable",
     "search_words",
 ]

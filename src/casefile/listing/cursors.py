@@ -67,7 +67,8 @@ def decode_cursor(cursor: str, spec: ListSpec, sort: str, order: str, scope: str
         raise invalid from None
     if not isinstance(page, int) or not 1 < page <= MAX_PAGE or not isinstance(row_id, str):
         raise invalid
-    expected = _python_type(spec.sortable[sort])
+    key = spec.sortable.get(sort)  # None: a custom field's, typed by its owner
+    expected = None if key is None else _python_type(key)
     if value is not None and expected is not None and not isinstance(value, expected):
         raise invalid  # e.g. text where a time is sorted: the database would refuse to compare
     if (body.get("s"), body.get("o"), body.get("q")) != (sort, order, scope):

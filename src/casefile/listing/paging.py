@@ -37,11 +37,14 @@ async def fetch_page(
     *,
     conditions: Sequence[ColumnElement[bool]] = (),
     options: Sequence[Any] = (),
+    match_once: bool = False,
 ) -> Page[Any]:
     """One page of `spec.model` rows, the total of matching rows (exact up to `TOTAL_CAP`) and
-    the next page's cursor. One row more than the page is read, to know whether there is a next."""
+    the next page's cursor. One row more than the page is read, to know whether there is a next.
+    `match_once`: the conditions are, like a search, a costly match (a semi-join on custom-field
+    values): matched once for both the total and the page's keys."""
     paging = _Paging(spec, query, await _where(session, spec, query, conditions), options)
-    if query.search_words:
+    if query.search_words or match_once:
         return await paging.searched(session)
     return await paging.by_key(session)
 

@@ -9,17 +9,21 @@ spec (a sort it offers, a filter's choices, known fields) say what is wrong in t
 This module does not use `from __future__ import annotations`: the dependencies' annotations name
 a model built at run time, and FastAPI reads them when the dependency is defined."""
 
+import re
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
-from fastapi import Query
+from fastapi import Query, Request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema, create_model
 
 from casefile.errors import ErrorDetail, ValidationFailed
 from casefile.listing.cursors import decode_cursor, list_scope
+from casefile.listing.projection import MAX_FIELDS_LENGTH, Projectable, Projection, parse_fields
 from casefile.listing.spec import (
+    CUSTOM_PREFIX,
     DEFAULT_LIMIT,
     MAX_CURSOR_LENGTH,
+    MAX_CUSTOM_FILTERS,
     MAX_FILTER_VALUES,
     MAX_LIMIT,
     MAX_PAGE,
@@ -29,38 +33,21 @@ from casefile.listing.spec import (
     search_words,
 )
 
-
-def parse_fields(value: str | None, allowed: frozenset[str]) -> list[str] | None:
-    """`fields=id,title`: the top-level names to return. Unknown names are a validation error."""
-    if value is None:
-        return None
-    names = [name.strip() for name in value.split(",") if name.strip()]
-    unknown = [name for name in names if name not in allowed]
-    if unknown or not names:
-        message = (
-            f"Unknown field(s): {', '.join(unknown)}. Allowed: {', '.join(sorted(allowed))}"
-            if unknown
-            else "Name at least one field"
-        )
-        raise ValidationFailed.on("fields", message)
-    return list(dict.fromkeys(names))
+FIELDS_DESCRIPTION = (
+    "Comma-separated names of the fields to return; a field holding objects takes the names of "
+    "theirs in braces, one level deep: `id,title,assignees{id,name}`"
+)
+FieldsParam = Annotated[str | None, Query(max_length=MAX_FIELDS_LENGTH, description=FIELDS_DESCRIPTION)]
 
 
-FieldsParam = Annotated[str | None, Query(description="Comma-separated names of the fields to return")]
-
-
-def fields_query(allowed: frozenset[str]) -> Callable[..., Awaitable[list[str] | None]]:
+def fields_query(allowed: Projectable) -> Callable[..., Awaitable[Projection | None]]:
     """The dependency that parses `fields` for a single item: a 422 at once, so before any
     dependency listed after it (such as the item's lookup) runs."""
 
-    async def dependency(fields: FieldsParam = None) -> list[str] | None:
+    async def dependency(fields: FieldsParam = None) -> Projection | None:
         return parse_fields(fields, allowed)
 
     return dependency
-
-
-def project(item: dict[str, Any], fields: list[str] | None) -> dict[str, Any]:
-    return item if fields is None else {name: item[name] for name in fields}
 
 
 _CURSOR_DESCRIPTION = (
@@ -71,7 +58,7 @@ _CURSOR_DESCRIPTION = (
 
 def _parameters_model(spec: ListSpec) -> type[BaseModel]:
     """The query parameters of a list of `spec.model`, as one model."""
-    sort_names = ", ".join(spec.sortable)
+    sort_names = ", ".join(spec.sortable) + (f", {CUSTOM_PREFIX}<custom field>" if spec.custom_fields else "")
     fields: dict[str, Any] = {
         "page": (int, Field(1, ge=1, le=MAX_PAGE, description="Page number, from 1")),
         "cursor": (str | None, Field(None, max_length=MAX_CURSOR_LENGTH, description=_CURSOR_DESCRIPTION)),
@@ -88,7 +75,7 @@ def _parameters_model(spec: ListSpec) -> type[BaseModel]:
             Annotated[str, WithJsonSchema({"type": "string", "enum": ["asc", "desc"]})],
             Field(spec.default_order, description=f"asc or desc (default {spec.default_order})"),
         ),
-        "fields": (str | None, Field(None, description="Comma-separated names of the fields to return")),
+        "fields": (str | None, Field(None, max_length=MAX_FIELDS_LENGTH, description=FIELDS_DESCRIPTION)),
         "search": (
             str | None,
             Field(
@@ -112,10 +99,44 @@ def list_query(spec: ListSpec) -> Callable[..., Awaitable[ListQuery]]:
     """The dependency that parses and validates a list request for `spec`."""
     parameters = _parameters_model(spec)
 
-    async def dependency(params: Annotated[parameters, Query()]) -> ListQuery:  # type: ignore[valid-type]
-        return _list_query(spec, params.model_dump())  # type: ignore[attr-defined]
+    if not spec.custom_fields:
 
-    return dependency
+        async def dependency(params: Annotated[parameters, Query()]) -> ListQuery:  # type: ignore[valid-type]
+            return _list_query(spec, params.model_dump(), {})  # type: ignore[attr-defined]
+
+        return dependency
+
+    async def with_custom(
+        request: Request,
+        params: Annotated[parameters, Query()],  # type: ignore[valid-type]
+    ) -> ListQuery:
+        custom = {
+            name: value for name, value in request.query_params.items() if name.startswith(CUSTOM_PREFIX)
+        }
+        return _list_query(spec, params.model_dump(), custom)  # type: ignore[attr-defined]
+
+    return with_custom
+
+
+_CUSTOM_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
+
+
+def _custom_filters(raw: dict[str, str], problems: list[ErrorDetail]) -> dict[str, list[str]]:
+    """`cf.<name>=a,b` → {name: [a, b]}; the names are checked against the definitions later."""
+    if len(raw) > MAX_CUSTOM_FILTERS:
+        problems.append(ErrorDetail(CUSTOM_PREFIX, f"At most {MAX_CUSTOM_FILTERS} custom-field filters"))
+        return {}
+    filters: dict[str, list[str]] = {}
+    for parameter, value in raw.items():
+        name = parameter.removeprefix(CUSTOM_PREFIX)
+        values = [v.strip() for v in value.split(",") if v.strip()]
+        if not _CUSTOM_NAME.fullmatch(name):
+            problems.append(ErrorDetail(parameter, "Not a custom field's name"))
+        elif len(value) > 2000 or len(values) > MAX_FILTER_VALUES:
+            problems.append(ErrorDetail(parameter, f"At most {MAX_FILTER_VALUES} values, 2000 characters"))
+        else:
+            filters[name] = values
+    return filters
 
 
 _BUILT_MODELS: dict[int, type[BaseModel]] = {}
@@ -132,14 +153,20 @@ def build_list_query(spec: ListSpec, params: dict[str, str]) -> ListQuery:
     except ValidationError as exc:
         details = [ErrorDetail(".".join(map(str, e["loc"])), e["msg"]) for e in exc.errors()]
         raise ValidationFailed(details=details) from None
-    return _list_query(spec, parsed.model_dump())
+    custom = {name: value for name, value in params.items() if name.startswith(CUSTOM_PREFIX)}
+    return _list_query(spec, parsed.model_dump(), custom if spec.custom_fields else {})
 
 
-def _list_query(spec: ListSpec, params: dict[str, Any]) -> ListQuery:
+def _list_query(spec: ListSpec, params: dict[str, Any], custom: dict[str, str]) -> ListQuery:
     problems: list[ErrorDetail] = []
     # An empty `sort=` is a value, and not one of the choices: 422, not the default.
     sort = spec.default_sort if params["sort"] is None else params["sort"]
-    if sort not in spec.sortable:
+    custom_sort = (
+        spec.custom_fields
+        and sort.startswith(CUSTOM_PREFIX)
+        and _CUSTOM_NAME.fullmatch(sort.removeprefix(CUSTOM_PREFIX)) is not None
+    )
+    if sort not in spec.sortable and not custom_sort:
         problems.append(ErrorDetail("sort", f"Sort by one of: {', '.join(spec.sortable)}"))
     order = params["order"]
     if order not in ("asc", "desc"):
@@ -160,10 +187,11 @@ def _list_query(spec: ListSpec, params: dict[str, Any]) -> ListQuery:
     except ValidationFailed as exc:
         problems.extend(exc.details or [])
         fields = None
+    custom_filters = _custom_filters(custom, problems)
     if problems:
         raise ValidationFailed(details=problems)
     words = search_words(params["search"])
-    scope = list_scope(filters, words)
+    scope = list_scope({**filters, **{CUSTOM_PREFIX + k: v for k, v in custom_filters.items()}}, words)
     page, after = params["page"], None
     if params["cursor"] is not None:
         if page != 1:
@@ -179,6 +207,7 @@ def _list_query(spec: ListSpec, params: dict[str, Any]) -> ListQuery:
         filters=filters,
         after=after,
         scope=scope,
+        custom_filters=custom_filters,
     )
 
 

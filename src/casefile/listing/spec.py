@@ -12,6 +12,7 @@ from sqlalchemy import ColumnElement, TextClause, func, literal
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
+from casefile.listing.projection import Projectable, Projection
 from casefile.nlp.words import split_words
 
 MAX_LIMIT = 100
@@ -20,6 +21,8 @@ MAX_PAGE = 100_000
 MAX_SEARCH_LENGTH = 200
 MAX_SEARCH_WORDS = 16
 MAX_FILTER_VALUES = 50
+CUSTOM_PREFIX = "cf."
+MAX_CUSTOM_FILTERS = 10
 # Totals are counted exactly up to here; above it `total` is this lower bound (`total_exact: false`).
 TOTAL_CAP = 10_000
 # A cursor carries a sort value (a title of up to 500 characters, lower-cased) and an id.
@@ -41,7 +44,8 @@ class ListSpec:
     sortable: dict[str, ColumnElement[Any] | InstrumentedAttribute[Any]]
     default_sort: str
     tiebreak: InstrumentedAttribute[Any]
-    output_fields: frozenset[str]
+    # What `fields=` may name (listing.projection.projectable of the response model).
+    output_fields: Projectable
     # A column (exact match) or a FilterCondition; either way a comma-separated value means any of.
     filters: dict[str, Filter] = field(default_factory=dict)
     # Filters over a closed set of values: anything else is a validation error, not an empty page.
@@ -49,6 +53,9 @@ class ListSpec:
     search: SearchCondition | None = None
     # Most lists show the newest first; a list of things due shows the soonest first.
     default_order: Literal["asc", "desc"] = "desc"
+    # The list also takes `cf.<name>=` filters and `sort=cf.<name>` (custom fields, whose names
+    # are data): parsed here, resolved by the list's owner against the definitions.
+    custom_fields: bool = False
 
 
 @dataclass(frozen=True)
@@ -68,7 +75,7 @@ class ListQuery:
     # None: no search asked for. Empty: a search with no words in it, which matches nothing
     # (rather than everything, as if it had not been asked).
     search_words: list[str] | None
-    fields: list[str] | None
+    fields: Projection | None
     filters: dict[str, list[str]]
     # Set by `?cursor=`: the page is the rows after this one (and `page` is the cursor's page
     # number, so the meta still says where in the list it is).
@@ -76,6 +83,8 @@ class ListQuery:
     # A digest of the filters and search as asked, so a cursor is only taken back by the same list
     # (a cursor of `status=open` against `status=closed` would silently skip rows).
     scope: str = ""
+    # `cf.<name>=` filters as asked (name without the prefix: comma-separated values).
+    custom_filters: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def offset(self) -> int:

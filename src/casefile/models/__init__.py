@@ -27,11 +27,13 @@ from casefile.models.billing import (
     TimeEntry,
     Timer,
 )
+from casefile.models.bulk import BULK_STATUSES, BulkJob
 from casefile.models.calendar_feed import CalendarToken
 from casefile.models.cases import Case, CaseAssignee, CaseGrant, CaseNumberCounter, CaseWall
 from casefile.models.config import CONFIG_ROW_ID, SystemConfig
 from casefile.models.conflicts import ConflictCheck
 from casefile.models.contacts import Contact, ContactName, Party
+from casefile.models.custom_fields import CustomField, CustomFieldSet, CustomFieldValue
 from casefile.models.deadlines import Deadline, DeadlineRuleSet
 from casefile.models.documents import Blob, Document, document_not_trashed
 from casefile.models.events import Event
@@ -41,12 +43,14 @@ from casefile.models.idempotency import IdempotencyKey
 from casefile.models.notes import Note, NoteVersion
 from casefile.models.search import Passage
 from casefile.models.tasks import Task
+from casefile.models.templates import MatterTemplate
 from casefile.models.trash import TrashItem
 from casefile.models.trust import TRUST_KINDS, TrustBalance, TrustEntry
 from casefile.models.users import ROLES, User
 from casefile.models.webhooks import DELIVERY_STATUSES, Delivery, DeliveryAttempt, Webhook, WebhookRecovery
 
 __all__ = [
+    "BULK_STATUSES",
     "CONFIG_ROW_ID",
     "DELIVERY_STATUSES",
     "ENTRY_STATES",
@@ -67,6 +71,7 @@ __all__ = [
     "Base",
     "BillingRate",
     "Blob",
+    "BulkJob",
     "CalendarToken",
     "Case",
     "CaseAssignee",
@@ -76,6 +81,9 @@ __all__ = [
     "ConflictCheck",
     "Contact",
     "ContactName",
+    "CustomField",
+    "CustomFieldSet",
+    "CustomFieldValue",
     "Deadline",
     "DeadlineRuleSet",
     "Delivery",
@@ -91,6 +99,7 @@ __all__ = [
     "InvoiceLine",
     "InvoicePayment",
     "LegalHold",
+    "MatterTemplate",
     "Note",
     "NoteVersion",
     "Party",

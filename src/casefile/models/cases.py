@@ -1,13 +1,16 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import JSON, ForeignKey, Index, Integer, String, Text, func
+from sqlalchemy import JSON, ForeignKey, Index, Integer, String, Text, func, text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from casefile.clock import new_id, utcnow
 from casefile.db import Base, UTCDateTime
+
+if TYPE_CHECKING:
+    from casefile.models.users import User
 
 
 class Case(Base):
@@ -28,6 +31,15 @@ class Case(Base):
     # A plain id, not a foreign key: the case keeps its history when the user is deleted.
     created_by: Mapped[str | None] = mapped_column(String(40))
     ai: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # the case summary, once summarized
+    # The custom fields' values by name (models/custom_fields.py; NULL on rows written before
+    # migration 0020 or by an older release: no values).
+    custom_fields: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
+    # Labels of the firm's own (`tag=` filters them); NULL on rows of an older release: none.
+    # A missing value is SQL NULL, not JSON `null` (which the `tags=` filter could not unnest).
+    tags: Mapped[list[str] | None] = mapped_column(JSON(none_as_null=True))
+    # The matter template (and its version) the case was opened from, if any.
+    template_id: Mapped[str | None] = mapped_column(String(64))
+    template_version: Mapped[int | None] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     # In the trash since (docs/api-conventions.md#trash): hidden everywhere, kept until purged.
@@ -54,6 +66,16 @@ class Case(Base):
         Index("ix_cases_jurisdiction_lower", func.lower(jurisdiction)),
         # The trash listing and the retention purge read only trashed rows.
         Index("ix_cases_deleted_at", "deleted_at"),
+        # A custom-field filter finds case ids in its value index, then checks each is not trashed
+        # and reads its sort key: from this index alone (PostgreSQL: an index-only scan), not the
+        # table (decision 0025).
+        Index(
+            "ix_cases_id_live",
+            "id",
+            "created_at",
+            postgresql_where=text("deleted_at IS NULL"),
+            sqlite_where=text("deleted_at IS NULL"),
+        ),
     )
 
     @property
@@ -70,6 +92,18 @@ class CaseAssignee(Base):
     )
     assigned_by: Mapped[str | None] = mapped_column(String(40))
     assigned_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    # Loaded with the assignees (one query per page of cases): a case shows its assignees' names
+    # (`assignees{id,name}`), not only their ids.
+    user: Mapped[User] = relationship(lazy="selectin")
+
+    @property
+    def name(self) -> str:
+        return self.user.name
+
+    @property
+    def email(self) -> str:
+        return self.user.email
 
 
 class CaseNumberCounter(Base):

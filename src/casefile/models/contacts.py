@@ -36,6 +36,9 @@ class Contact(Base):
     identifiers: Mapped[dict[str, str]] = mapped_column(JSON, default=dict)
     tags: Mapped[list[str]] = mapped_column(JSON, default=list)
     notes: Mapped[str | None] = mapped_column(Text)
+    # The custom fields' values by name (models/custom_fields.py; NULL on rows written before
+    # migration 0020 or by an older release: no values).
+    custom_fields: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
     created_by: Mapped[str | None] = mapped_column(String(40))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

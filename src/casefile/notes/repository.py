@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import ColumnElement, and_, func
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from casefile.listing import ListSpec
+from casefile.listing import ListSpec, projectable
 from casefile.models import Note, NoteVersion
 from casefile.notes.schemas import FORMATS, NoteOut, NoteVersionOut
 
@@ -24,7 +24,7 @@ NOTE_LIST = ListSpec(
     sortable={"created_at": Note.created_at, "updated_at": Note.updated_at},
     default_sort="created_at",
     tiebreak=Note.id,
-    output_fields=frozenset(NoteOut.model_fields),
+    output_fields=projectable(NoteOut),
     filters={"pinned": _pinned, "format": Note.format, "author_id": Note.author_id},
     filter_choices={"pinned": ("true", "false"), "format": FORMATS},
     search=_search_notes,
@@ -36,5 +36,5 @@ HISTORY_LIST = ListSpec(
     sortable={"version": NoteVersion.version},
     default_sort="version",
     tiebreak=NoteVersion.id,
-    output_fields=frozenset(NoteVersionOut.model_fields),
+    output_fields=projectable(NoteVersionOut),
 )

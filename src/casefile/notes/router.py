@@ -12,7 +12,7 @@ from casefile.auth.dependencies import CurrentPrincipal
 from casefile.contacts.dependencies import ContactsRead, ContactsWrite
 from casefile.contacts.repository import get_contact
 from casefile.envelope import DeletedOut, Envelope, PageEnvelope
-from casefile.listing import ListQuery, fields_query, list_query, project
+from casefile.listing import ListQuery, Projection, fields_query, list_query, project
 from casefile.notes import service
 from casefile.notes.repository import HISTORY_LIST, NOTE_LIST
 from casefile.notes.schemas import NoteCreate, NoteOut, NoteUpdate, NoteVersionOut
@@ -21,7 +21,7 @@ from casefile.request_scope import SessionDep
 router = APIRouter(tags=["notes"])
 
 NoteListQuery = Annotated[ListQuery, Depends(list_query(NOTE_LIST))]
-NoteFields = Annotated[list[str] | None, Depends(fields_query(NOTE_LIST.output_fields))]
+NoteFields = Annotated[Projection | None, Depends(fields_query(NOTE_LIST.output_fields))]
 HistoryQuery = Annotated[ListQuery, Depends(list_query(HISTORY_LIST))]
 
 

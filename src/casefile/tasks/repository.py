@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.cases.schemas import PRIORITIES
 from casefile.errors import ValidationFailed
-from casefile.listing import Filter, ListSpec
+from casefile.listing import Filter, ListSpec, projectable
 from casefile.models import Task
 from casefile.tasks.schemas import TASK_STATUSES, TaskOut
 
@@ -81,7 +81,7 @@ CASE_TASK_LIST = ListSpec(
     default_sort="due_at",
     default_order="asc",
     tiebreak=Task.id,
-    output_fields=frozenset(TaskOut.model_fields),
+    output_fields=projectable(TaskOut),
     filters=_TASK_FILTERS,
     filter_choices={"status": TASK_STATUSES, "priority": PRIORITIES},
     search=_search_tasks,

@@ -9,7 +9,7 @@ from casefile import envelope
 from casefile.access.matter import Level, case_for
 from casefile.access.visibility import IdOnlyOut
 from casefile.envelope import DeletedOut, Envelope, PageEnvelope
-from casefile.listing import ListQuery, fields_query, list_query, project
+from casefile.listing import ListQuery, Projection, fields_query, list_query, project
 from casefile.request_scope import SessionDep
 from casefile.tasks import service
 from casefile.tasks.dependencies import TasksRead, TasksWrite
@@ -20,7 +20,7 @@ router = APIRouter(tags=["tasks"])
 
 TaskListQuery = Annotated[ListQuery, Depends(list_query(TASK_LIST))]
 CaseTaskListQuery = Annotated[ListQuery, Depends(list_query(CASE_TASK_LIST))]
-TaskFields = Annotated[list[str] | None, Depends(fields_query(TASK_LIST.output_fields))]
+TaskFields = Annotated[Projection | None, Depends(fields_query(TASK_LIST.output_fields))]
 
 
 @router.get("/tasks", response_model=PageEnvelope[TaskOut])

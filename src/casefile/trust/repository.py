@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from casefile.listing import ListSpec
+from casefile.listing import ListSpec, projectable
 from casefile.models import TRUST_KINDS, Case, Party, TrustBalance, TrustEntry
 from casefile.trust.schemas import TrustEntryOut
 
@@ -17,7 +17,7 @@ TRUST_LIST = ListSpec(
     sortable={"recorded_at": TrustEntry.recorded_at, "date": TrustEntry.entry_date},
     default_sort="recorded_at",
     tiebreak=TrustEntry.id,
-    output_fields=frozenset(TrustEntryOut.model_fields),
+    output_fields=projectable(TrustEntryOut),
     filters={"kind": TrustEntry.kind, "currency": TrustEntry.currency, "contact_id": TrustEntry.contact_id},
     filter_choices={"kind": TRUST_KINDS},
 )

@@ -6,7 +6,7 @@ from sqlalchemy import ColumnElement, and_, func, or_
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.db import get_or_404
-from casefile.listing import ListSpec
+from casefile.listing import ListSpec, projectable
 from casefile.models import User
 from casefile.users.schemas import UserOut
 
@@ -27,7 +27,7 @@ USER_LIST = ListSpec(
     sortable={"created_at": User.created_at, "email": User.email, "name": User.name, "role": User.role},
     default_sort="created_at",
     tiebreak=User.id,
-    output_fields=frozenset(UserOut.model_fields),
+    output_fields=projectable(UserOut),
     filters={"role": User.role},
     search=_search_users,
 )

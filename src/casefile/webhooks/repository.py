@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from sqlalchemy import func
 
-from casefile.listing import ListSpec
+from casefile.listing import ListSpec, projectable
 from casefile.models import DELIVERY_STATUSES, Delivery, Webhook
 from casefile.webhooks.schemas import (
     DeliveryOut,
@@ -18,7 +18,7 @@ WEBHOOK_LIST = ListSpec(
     sortable={"created_at": Webhook.created_at, "name": func.lower(Webhook.name)},
     default_sort="created_at",
     tiebreak=Webhook.id,
-    output_fields=frozenset(WebhookOut.model_fields),
+    output_fields=projectable(WebhookOut),
 )
 
 
@@ -27,7 +27,7 @@ DELIVERY_LIST = ListSpec(
     sortable={"created_at": Delivery.created_at, "updated_at": Delivery.updated_at},
     default_sort="created_at",
     tiebreak=Delivery.id,
-    output_fields=frozenset(DeliveryOut.model_fields),
+    output_fields=projectable(DeliveryOut),
     filters={"status": Delivery.status, "webhook_id": Delivery.webhook_id},
     filter_choices={"status": DELIVERY_STATUSES},
 )
