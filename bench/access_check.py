@@ -11,7 +11,8 @@ and the page query, plus the assignees' `selectin` load), once with the access c
 Data: N cases (default 20,000), a third of them `restricted` with a group grant and a user grant,
 1 in 20 with a wall; 200 users in 20 groups; 2 assignees per case.
 
-Run: `.venv/bin/python bench/access_check.py [--cases 20000] [--rounds 300] [--pg-url URL]`.
+Run: `.venv/bin/python bench/access_check.py [--cases 20000] [--rounds 300] [--pg-url URL]
+[--no-postgres] [--smoke]`.
 Without `--pg-url` it uses `postgresql+asyncpg://postgres@127.0.0.1/casefile_bench_access`
 (created and dropped) when PostgreSQL is reachable. Prints a table and nothing else.
 """
@@ -28,6 +29,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import asyncpg
+import smoke
 from sqlalchemy import insert
 
 from casefile.access.matter import visible_to
@@ -143,14 +145,14 @@ async def time_lists(db: Database, principal: Principal, rounds: int) -> tuple[f
         for checked in (True, False) if i % 2 else (False, True):
             async with db.transaction(write=False) as session:
                 started = time.perf_counter()
-                _, count = await fetch_page(
+                page = await fetch_page(
                     session, CASE_LIST, query, conditions=[visible_to(principal)] if checked else []
                 )
                 elapsed = (time.perf_counter() - started) * 1000
             if i >= 20:  # warm-up rounds are not counted
                 (with_check if checked else without).append(elapsed)
             if checked:
-                total = count
+                total = page.total
     return statistics.median(with_check), statistics.median(without), total
 
 
@@ -190,11 +192,14 @@ async def main() -> None:
     parser.add_argument("--cases", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=300)
     parser.add_argument("--pg-url", default=None)
-    args = parser.parse_args()
+    parser.add_argument("--no-postgres", action="store_true", help="SQLite only")
+    args = smoke.parse_args(parser, cases=60, rounds=2, no_postgres=True)
     print(f"case list, page of 20 of {args.cases} cases, median of {args.rounds} rounds (ms)\n")
     print("| database | caller | visible total | without check | with check | cost |")
     print("|---|---|---|---|---|---|")
     await run(None, "SQLite", args.cases, args.rounds)
+    if args.no_postgres:
+        return
     pg_url = args.pg_url
     created = False
     if pg_url is None:

@@ -26,6 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import smoke
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the project root, for tests/
 
@@ -45,6 +47,7 @@ MEASURES = (
 
 def _figures(part: str, client: Any, indexed: Any, misses: bool) -> dict[str, Any]:
     from tests.ai import real_set
+    from tests.ai.test_quality import CATEGORIES
 
     entities = real_set.evaluate_entities(part)
     search = real_set.evaluate_search(client, indexed, part)
@@ -52,7 +55,7 @@ def _figures(part: str, client: Any, indexed: Any, misses: bool) -> dict[str, An
     print("\n".join(["", *entities.lines(), *search.lines(), *ask.lines()]))
     if misses and part == "development":
         print("\n".join([*entities.misses, *search.misses(), *ask.misses()]))
-    figures: dict[str, Any] = {category: round(entities.f1(category), 3) for category in real_set.CATEGORIES}
+    figures: dict[str, Any] = {category: round(entities.f1(category), 3) for category in CATEGORIES}
     figures["type accuracy"] = round(entities.type_accuracy, 3)
     figures["search recall@5 literal"] = round(search.summary(False)[0], 3)
     figures["search recall@5 paraphrase"] = round(search.summary(True)[0], 3)
@@ -66,7 +69,7 @@ def _figures(part: str, client: Any, indexed: Any, misses: bool) -> dict[str, An
                 "f1": round(entities.f1(category), 3),
                 "tp_fp_fn": entities.counts[category],
             }
-            for category in real_set.CATEGORIES
+            for category in CATEGORIES
         },
         "search": {
             name: dict(zip(("recall_at_5", "mrr", "queries"), search.summary(which), strict=True))
@@ -87,10 +90,14 @@ def main() -> None:
     parser.add_argument("--misses", action="store_true", help="print every miss of the development part")
     parser.add_argument("--part", default="both", choices=["development", "test", "both"])
     parser.add_argument("--out", default="ai_quality", help="results file name under bench/results/")
-    args = parser.parse_args()
+    parser.add_argument("--documents", type=int, default=None, help="the first N documents only")
+    args = smoke.parse_args(parser, documents=3, out=None)
 
     from tests.ai import real_set
     from tests.support.servers import running_server
+
+    if args.documents is not None:
+        real_set.only_first(args.documents)
 
     parts = list(real_set.PARTS) if args.part == "both" else [args.part]
     started = time.perf_counter()
@@ -118,6 +125,8 @@ def main() -> None:
         results["gap"] = {
             m: round(results["parts"]["development"][m] - results["parts"]["test"][m], 3) for m in MEASURES
         }
+    if args.out is None:
+        return
     out = ROOT / "bench" / "results"
     out.mkdir(exist_ok=True)
     (out / f"{args.out}.json").write_text(json.dumps(results, indent=2) + "\n")

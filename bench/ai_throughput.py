@@ -19,6 +19,9 @@ import resource
 import sys
 import time
 from pathlib import Path
+from typing import Any
+
+import smoke
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the project root, for tests/
@@ -33,10 +36,14 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=1, help="process the set this many times")
     parser.add_argument("--profile", action="store_true", help="profile with pyinstrument")
-    args = parser.parse_args()
+    parser.add_argument("--documents", type=int, default=None, help="the first N documents only")
+    args = smoke.parse_args(parser, documents=2)
 
     from casefile.ai import processing
     from tests.ai import real_set
+
+    if args.documents is not None:
+        real_set.only_first(args.documents)
 
     started = time.perf_counter()
     processing.warm_up()
@@ -83,7 +90,7 @@ def main() -> None:
             "words_per_cpu_second": round(sum(r["words"] for r in selected) / cpu) if cpu else 0,
         }
 
-    results = {
+    results: dict[str, Any] = {
         "warm_up_seconds": round(warm_up_seconds, 2),
         "rss_after_warm_up_mb": round(rss_after_warm_up / 1024),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
@@ -102,6 +109,8 @@ def main() -> None:
         f"warm-up {results['warm_up_seconds']} s; RSS after warm-up {results['rss_after_warm_up_mb']} MB; "
         f"peak RSS {results['peak_rss_mb']} MB"
     )
+    if args.smoke:
+        return
     out = ROOT / "bench" / "results"
     out.mkdir(exist_ok=True)
     (out / "ai_throughput.json").write_text(json.dumps(results, indent=2) + "\n")

@@ -44,6 +44,7 @@ from typing import Any
 
 import asyncpg
 import httpx
+import smoke
 
 sys.path.insert(0, str(Path(__file__).parent))
 from http_load import cpu_seconds, free_port, wait_ready
@@ -147,7 +148,8 @@ async def drive(
     now = time.perf_counter()
     warm, until = now + 1.0, now + 1.0 + args.seconds
     stop = asyncio.Event()
-    samples, heads = Samples(), []
+    samples = Samples()
+    heads: list[Any] = []
     clients = [
         asyncio.create_task(one_connection(port, make, until, warm, out, 5)) for _ in range(args.connections)
     ]
@@ -332,14 +334,16 @@ def percentile(values: list[float], q: float) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--before", required=True, type=Path, help="the src/ directory of the code before")
+    parser.add_argument("--before", type=Path, help="the src/ directory of the code before")
     parser.add_argument("--after", type=Path, default=HERE / "src")
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--sample-ms", type=float, default=50.0)
     parser.add_argument("--loads", default="create,read", help="comma-separated: create, read")
     parser.add_argument("--only", default="before,after", help="comma-separated: before, after")
-    args = parser.parse_args()
+    args = smoke.parse_args(parser, only="after", loads="create", seconds=1.0, connections=2)
+    if "before" in args.only and args.before is None:
+        parser.error("--before is required unless --only after")
     variants = [
         (name, src) for name, src in (("before", args.before), ("after", args.after)) if name in args.only
     ]

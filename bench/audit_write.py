@@ -14,6 +14,7 @@ time, on a fresh migrated database:
 
 Run from the project root:
     python bench/audit_write.py [--writes 300] [--postgres postgresql://postgres@127.0.0.1:5432/postgres]
+        [--no-postgres] [--smoke]
 PostgreSQL is skipped if it does not answer. Prints a table of p50 / p95 in milliseconds.
 """
 
@@ -28,6 +29,7 @@ import time
 from pathlib import Path
 
 import asyncpg
+import smoke
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
@@ -107,10 +109,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--writes", type=int, default=300)
     parser.add_argument("--postgres", default="postgresql://postgres@127.0.0.1:5432/postgres")
-    args = parser.parse_args()
+    parser.add_argument("--no-postgres", action="store_true", help="SQLite only")
+    args = smoke.parse_args(parser, writes=3, no_postgres=True)
     print("| database | what | p50 ms | p95 ms |\n|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         run("SQLite", Settings(_env_file=None, data_dir=Path(tmp) / "sqlite"), args.writes)
+        if args.no_postgres:
+            return
         name = f"casefile_bench_{secrets.token_hex(4)}"
         try:
             asyncio.run(_pg_admin(args.postgres, f'CREATE DATABASE "{name}"'))

@@ -1,6 +1,6 @@
 """Conflict-check latency with 100,000 contacts, on SQLite and on PostgreSQL.
 
-What it does, for each database (see bench/README.md):
+What it does, for each database (see docs/research/bench-notes-2026-11.md):
 
 1. makes a fresh database (SQLite: a file in a temporary directory; PostgreSQL: the database
    `casefile_bench_conflicts`, dropped and made again) and migrates it with `casefile.migrate`;
@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import smoke
 from sqlalchemy import insert
 from sqlalchemy.engine import make_url
 
@@ -313,7 +314,7 @@ def main() -> None:
     parser.add_argument("--postgres", default="postgresql://postgres@127.0.0.1:5432/postgres")
     parser.add_argument("--no-postgres", action="store_true")
     parser.add_argument("--no-sqlite", action="store_true")
-    args = parser.parse_args()
+    args = smoke.parse_args(parser, contacts=200, runs=2, no_postgres=True)
     with tempfile.TemporaryDirectory() as tmp:
         if not args.no_sqlite:
             run("SQLite", Settings(data_dir=Path(tmp) / "sqlite"), args.contacts, args.runs)

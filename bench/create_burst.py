@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 import httpx
+import smoke
 from http_load import EMAIL, PASSWORD, WORDS, cpu_seconds, free_port, postgres_database, process
 
 
@@ -138,7 +139,7 @@ def main() -> None:
     parser.add_argument("--creates", type=int, default=400)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--webhooks", type=int, default=2)
-    args = parser.parse_args()
+    args = smoke.parse_args(parser, db="sqlite", creates=10, rounds=1, webhooks=1)
     kinds = ["sqlite", "postgresql"] if args.db == "both" else [args.db]
     for kind in kinds:
         rounds = run_db(kind, args)

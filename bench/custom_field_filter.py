@@ -1,5 +1,5 @@
 """Filtering cases on a custom field (issue 27, item 4): `GET /api/v1/cases?cf.<name>=…` over
-100,000 cases on PostgreSQL, p95 < 50 ms (bench/README.md, "Custom-field filters").
+100,000 cases on PostgreSQL, p95 < 50 ms (docs/research/bench-notes-2026-11.md, "Custom-field filters").
 
 1. creates a database (default `casefile_bench_cf`; `--reuse` keeps a loaded one, `--recreate`
    drops it) and migrates it with `casefile migrate`;

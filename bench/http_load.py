@@ -44,6 +44,7 @@ from typing import Any
 
 import asyncpg
 import httpx
+import smoke
 
 PG = os.environ.get("CASEFILE_BENCH_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 EMAIL, PASSWORD = "admin@bench.test", "Bench-Passw0rd-123"
@@ -363,7 +364,7 @@ def main() -> None:
         default=None,
         help="a directory: run the server (one worker) under cProfile, stats in serve-<db>.pstats",
     )
-    args = parser.parse_args()
+    args = smoke.parse_args(parser, db="sqlite", connections=2, seconds=0.5, only="get")
     if args.cprofile and args.workers != 1:
         parser.error("--cprofile profiles one server process: use it with --workers 1")
     kinds = ["sqlite", "postgresql"] if args.db == "both" else [args.db]

@@ -10,7 +10,7 @@ else, and the server's own count of shed requests (`/metrics`).
 
 `--shedding both` (the default) runs the server twice: with the default limits (16 at once, 16
 waiting, 5 s of wait: docs/operations.md#load-shedding), and without (`CASEFILE_MAX_CONCURRENT_
-REQUESTS=0`, every request admitted, as before). Issue 26's figures: bench/README.md.
+REQUESTS=0`, every request admitted, as before). Issue 26's figures: docs/research/bench-notes-2026-11.md.
 
 Run: `python bench/load_shedding.py [--db sqlite|postgresql|both] [--connections 200]
 [--seconds 20] [--shedding on|off|both] [--no-backoff] [--max-concurrent N] [--max-queued N]`;
@@ -182,7 +182,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.smoke:
-        args.connections, args.seconds = 20, 3.0
+        # SQLite, shedding on: the code path that matters, in seconds (scripts/bench-smoke.sh).
+        args.connections, args.seconds, args.db, args.shedding = 20, 3.0, "sqlite", "on"
     kinds = ["sqlite", "postgresql"] if args.db == "both" else [args.db]
     modes = ["on", "off"] if args.shedding == "both" else [args.shedding]
     limits = f", limits {args.max_concurrent or 'default'} at once / {args.max_queued or 'default'} waiting"

@@ -1,6 +1,6 @@
 """Case list and full-text search latency on PostgreSQL with 1,000,000 cases.
 
-What it does, in order (see bench/README.md for how to run it and what the figures mean):
+What it does, in order (see docs/research/bench-notes-2026-11.md for how to run it and what the figures mean):
 
 1. creates a dedicated database (default `casefile_bench`; `--reuse` keeps an existing one) and
    brings its schema up to date with the project's own `casefile migrate`;
@@ -44,11 +44,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import httpx
+import smoke
+from sqlalchemy import Table
 
 from casefile.cases.repository import MAX_WORDS_PER_PREFIX, PLAIN_WORD
 from casefile.listing import search_words
@@ -57,6 +59,8 @@ from casefile.models import Base, Case
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS_DIR = ROOT / "bench" / "results"
 DEFAULT_URL = "postgresql://postgres@127.0.0.1/casefile_bench"
+# `--smoke` loads 1,000 rows here (recreated), and search_cases_ab.py --smoke reads them.
+SMOKE_URL = "postgresql://postgres@127.0.0.1/casefile_bench_smoke"
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", ""})
 API = "/api/v1"
 # Issue 16: every kind p95 < 50 ms (it was "well under 100 ms" before totals were capped).
@@ -645,7 +649,7 @@ def expected_index_names() -> set[str]:
     """The indexes `cases` must have: the model's, its constraints', and the migrations' GIN (over
     (status, search_vector) since migration 0016; over search_vector alone before it, or where
     btree_gin could not be installed)."""
-    names = {str(index.name) for index in Case.__table__.indexes}
+    names = {str(index.name) for index in cast(Table, Case.__table__).indexes}
     return names | {"pk_cases", "uq_cases_case_number", "ix_cases_status_search_vector"}
 
 
@@ -890,7 +894,7 @@ def all_tokens() -> set[str]:
     return tokens
 
 
-def build_kinds(case_numbers: list[str], rng: random.Random) -> list[Kind]:
+def build_kinds(case_numbers: list[str], rng: random.Random, deep_page: int = DEEP_PAGE) -> list[Kind]:
     tokens = all_tokens()
     base = {"sort": "created_at", "order": "desc", "page": "1", "limit": "20"}
 
@@ -932,9 +936,11 @@ def build_kinds(case_numbers: list[str], rng: random.Random) -> list[Kind]:
         Kind("list_closed", "plain list, status=closed, page 1", [{**base, "status": "closed"}]),
         # Deep pages go by cursor (`meta.pagination.next_cursor`): the cursor of page 500 is
         # found by walking there once before timing (resolve_cursors).
-        Kind("deep_page", "plain list, page 500 by cursor", [{**base, "cursor": f"@page{DEEP_PAGE}"}]),
+        Kind(
+            "deep_page", f"plain list, page {deep_page} by cursor", [{**base, "cursor": f"@page{deep_page}"}]
+        ),
         # The same page by OFFSET, for comparison with earlier runs.
-        Kind("deep_offset", "plain list, page 500 by OFFSET", [{**base, "page": str(DEEP_PAGE)}]),
+        Kind("deep_offset", f"plain list, page {deep_page} by OFFSET", [{**base, "page": str(deep_page)}]),
     ]
 
 
@@ -959,11 +965,11 @@ def resolve_cursors(client: httpx.Client, kinds: list[Kind], deadline: Deadline)
                         raise BenchError(
                             f"GET /cases {walk} -> {response.status_code}: {response.text[:500]}"
                         )
-                    cursor = response.json()["meta"]["pagination"]["next_cursor"]
+                    cursor = response.json()["meta"]["pagination"].get("next_cursor")  # absent: the last page
                     if cursor is None:
                         raise BenchError(f"the list ends before page {target}")
                 log(f"{kind.name}: cursor of page {target} found")
-                p = {**walk, "cursor": cursor}
+                p = {**walk, "cursor": str(cursor)}
             params.append(p)
         resolved.append(Kind(kind.name, kind.description, params))
     return resolved
@@ -1487,6 +1493,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help=f"time a kind again, up to this many times, while others used > {CONTENDED_PERCENT:.0f}%% CPU",
     )
     parser.add_argument("--kinds", default="", help="comma-separated query kinds to run, in that order")
+    parser.add_argument("--deep-page", type=int, default=DEEP_PAGE, help="the page of the deep kinds")
     parser.add_argument(
         "--pg-setting",
         action="append",
@@ -1495,7 +1502,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="a PostgreSQL setting for the server's sessions during the run (ALTER DATABASE ... SET, "
         "reset afterwards), e.g. plan_cache_mode=force_custom_plan; repeatable",
     )
-    args = parser.parse_args(argv)
+    args = smoke.parse_args(
+        parser,
+        argv,
+        database_url=SMOKE_URL,
+        rows=1000,
+        recreate=True,
+        reuse=False,
+        requests=1,
+        warmup=0,
+        batch_rows=1000,
+        deep_page=3,
+        deadline_minutes=3.0,
+    )
     if args.rows < 1000:
         parser.error("--rows must be at least 1000")
     if args.requests < 1:
@@ -1536,7 +1555,7 @@ def run(args: argparse.Namespace, target: Target, deadline: Deadline, started_at
         )
         rng = random.Random(args.seed)
         case_numbers = asyncio.run(sample_case_numbers(target, args.requests + args.warmup, deadline))
-        kinds = build_kinds(case_numbers, rng)
+        kinds = build_kinds(case_numbers, rng, args.deep_page)
         if args.kinds:
             # In the order given: under plan_cache_mode=auto, what ran before can change the plans.
             by_name = {k.name: k for k in kinds}

@@ -17,8 +17,10 @@ import sys
 import tempfile
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 import httpx
+import smoke
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import search_cases as sc
@@ -33,13 +35,25 @@ def percentile(values: list[float], q: float) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--before", required=True, help="source directory of the code to compare with")
+    parser.add_argument("--before", help="source directory of the code to compare with (required)")
     parser.add_argument("--database-url", default=sc.DEFAULT_URL)
     parser.add_argument("--requests", type=int, default=40)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--kinds", default="")
+    parser.add_argument("--deep-page", type=int, default=sc.DEEP_PAGE, help="the page of the deep kinds")
     parser.add_argument("--deadline-minutes", type=float, default=20.0)
-    args = parser.parse_args()
+    # The smoke run compares this tree with itself, on the database search_cases.py --smoke loaded.
+    args = smoke.parse_args(
+        parser,
+        before=str(ROOT / "src"),
+        database_url=sc.SMOKE_URL,
+        requests=1,
+        warmup=0,
+        deep_page=3,
+        deadline_minutes=3.0,
+    )
+    if args.before is None:
+        parser.error("--before is required")
     target = sc.Target.parse(args.database_url)
     deadline = sc.Deadline(args.deadline_minutes * 60)
     deadline.arm()
@@ -47,7 +61,7 @@ def main() -> int:
     case_numbers = __import__("asyncio").run(
         sc.sample_case_numbers(target, args.requests + args.warmup, deadline)
     )
-    kinds = sc.build_kinds(case_numbers, random.Random(20261122))
+    kinds = sc.build_kinds(case_numbers, random.Random(20261122), args.deep_page)
     if args.kinds:
         by_name = {k.name: k for k in kinds}
         kinds = [by_name[n] for n in args.kinds.split(",")]
@@ -72,21 +86,21 @@ def main() -> int:
         # The cursor kinds need the "after" server (cursors are new); "before" gets the OFFSET page.
         resolved = sc.resolve_cursors(clients["after"], kinds, deadline)
         for kind, plain in zip(resolved, kinds, strict=True):
-            per = {"before": [], "after": []}
-            totals = {"before": [], "after": []}
+            per: dict[str, list[float]] = {"before": [], "after": []}
+            totals: dict[str, list[int]] = {"before": [], "after": []}
             pool = kind.params
             for i in range(args.warmup + args.requests):
                 for label in ("before", "after") if i % 2 else ("after", "before"):
                     params = pool[i % len(pool)]
                     if label == "before" and "cursor" in params:
                         params = {k: v for k, v in params.items() if k != "cursor"} | {
-                            "page": str(sc.DEEP_PAGE)
+                            "page": str(args.deep_page)
                         }
                     elapsed, total = sc.get_cases(clients[label], params, deadline)
                     if i >= args.warmup:
                         per[label].append(elapsed)
                         totals[label].append(total)
-            row = {"kind": kind.name, "example": sc.describe(plain.params[0])}
+            row: dict[str, Any] = {"kind": kind.name, "example": sc.describe(plain.params[0])}
             for label in ("before", "after"):
                 row[f"{label}_p50"] = round(statistics.median(per[label]), 1)
                 row[f"{label}_p95"] = round(percentile(per[label], 0.95), 1)

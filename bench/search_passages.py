@@ -1,7 +1,7 @@
 """`GET /search` latency over 100,000 document passages, on SQLite and on PostgreSQL, plus the
 in-process vector index's load and catch-up times and memory.
 
-What it does, per database (see bench/README.md, "Search over passages"):
+What it does, per database (see docs/research/bench-notes-2026-11.md, "Search over passages"):
 
 1. creates a fresh database (SQLite: a file in a temporary data dir; PostgreSQL: a dedicated
    database, default `casefile_bench_search`, dropped at the end) and migrates it;
@@ -48,6 +48,7 @@ from typing import Any
 import asyncpg
 import httpx
 import numpy as np
+import smoke
 from sqlalchemy import insert
 from sqlalchemy.engine import make_url
 
@@ -330,7 +331,7 @@ async def index_figures(settings: Settings, vectors: np.ndarray) -> dict[str, An
                         "start": 0,
                         "end": 4,
                         "text": "new passage",
-                        "embedding": vectors[i].tobytes(),
+                        "embedding": vectors[i % len(vectors)].tobytes(),
                         "created_at": now,
                     }
                     for i in range(100)
@@ -524,7 +525,7 @@ def main() -> None:
     parser.add_argument("--pg-url", default="postgresql://postgres@127.0.0.1:5432/postgres")
     parser.add_argument("--pg-database", default="casefile_bench_search")
     parser.add_argument("--deadline-minutes", type=float, default=30)
-    args = parser.parse_args()
+    args = smoke.parse_args(parser, passages=50, real=5, requests=2, backends="sqlite", deadline_minutes=3)
     if not 1 <= args.passages <= 1_000_000 or not 1 <= args.requests <= 10_000:
         raise SystemExit("--passages 1..1,000,000 and --requests 1..10,000")
     signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(TimeoutError("deadline reached")))
@@ -546,10 +547,11 @@ def main() -> None:
         results["backends"][backend] = run_backend(backend.strip(), args, texts, vectors)
     results["bench_rss_peak_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
-    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    path = RESULTS_DIR / f"search_passages-{'-'.join(results['backends'])}-{stamp}.json"
-    path.write_text(json.dumps(results, indent=2))
+    if not args.smoke:
+        RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        path = RESULTS_DIR / f"search_passages-{'-'.join(results['backends'])}-{stamp}.json"
+        path.write_text(json.dumps(results, indent=2))
     print(f"\n{'backend':12} {'kind':11} {'n':>4} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'total':>6}")
     for backend, figures in results["backends"].items():
         for kind, row in [*figures["search"]["kinds"].items(), ("all", figures["search"]["all"])]:
@@ -557,7 +559,8 @@ def main() -> None:
                 f"{backend:12} {kind:11} {row['n']:>4} {row['p50_ms']:>8} {row['p95_ms']:>8} "
                 f"{row['max_ms']:>8} {row.get('total_median', ''):>6}"
             )
-    print(f"\nwritten to {path.relative_to(ROOT)}")
+    if not args.smoke:
+        print(f"\nwritten to {path.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

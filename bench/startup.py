@@ -1,6 +1,6 @@
 """Start-up cost of an installation: `casefile --help`, `casefile serve` until `/healthz` answers,
 where the import time goes (`python -X importtime`), and (with --sizes) the installed size with
-and without the AI extra. See bench/README.md, "Start-up and the slim install".
+and without the AI extra. See docs/research/bench-notes-2026-11.md, "Start-up and the slim install".
 
     .venv/bin/python bench/startup.py                       # this tree, this interpreter
     .venv/bin/python bench/startup.py --src /tmp/old/src    # another tree's code, same packages
@@ -23,6 +23,8 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+
+import smoke
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -139,13 +141,14 @@ def main() -> None:
     parser.add_argument("--src", default=None, help="a tree's src/ to run instead of the installed casefile")
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--sizes", action="store_true", help="install twice and measure (slow)")
-    args = parser.parse_args()
+    args = smoke.parse_args(parser, runs=1, sizes=False)
     result: dict[str, object] = {"python": args.python, "src": args.src, "load": os.getloadavg()}
     helps, help_cpu = time_help(args.python, args.src, args.runs)
     result["help_s"] = {"min": min(helps), "median": statistics.median(helps), "cpu_min": min(help_cpu)}
     with tempfile.TemporaryDirectory() as data:
         first = time_serve(args.python, args.src, data)  # migrates an empty database
-        again = [time_serve(args.python, args.src, data) for _ in range(max(args.runs // 2, 3))]
+        restarts = 1 if args.smoke else max(args.runs // 2, 3)
+        again = [time_serve(args.python, args.src, data) for _ in range(restarts)]
     result["serve_first_s"] = {"wall": first[0], "cpu": first[1]}
     walls, cpus = [wall for wall, _ in again], [cpu for _, cpu in again]
     result["serve_s"] = {"min": min(walls), "median": statistics.median(walls), "cpu_min": min(cpus)}

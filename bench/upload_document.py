@@ -1,6 +1,6 @@
 """Streaming upload of a large document: server memory and throughput against a plain file copy.
 
-What it does, in order (see bench/README.md for how to run it and what the figures mean):
+What it does, in order (see docs/research/bench-notes-2026-11.md for how to run it and what the figures mean):
 
 1. writes a text file of `--size` bytes (default 1 GiB: printable ASCII lines, generated in 1 MiB
    blocks, never held in memory) into a fresh temporary directory, computing its SHA-256, and
@@ -62,6 +62,7 @@ from types import FrameType
 from typing import Any
 
 import httpx
+import smoke
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS_DIR = ROOT / "bench" / "results"
@@ -564,8 +565,10 @@ def upload(
 
 
 def delete_document(client: httpx.Client, server: Server, document: dict[str, Any]) -> None:
-    """Delete the document and wait until its content file is gone (so repeats store anew)."""
+    """Delete the document, purge it from the trash, and wait until its content file is gone (so
+    repeats store anew). A deleted document stays in the trash, content and all, until purged."""
     expect(client.delete(f"{API}/documents/{document['id']}"), 200, "delete document")
+    expect(client.delete(f"{API}/admin/trash/{document['id']}"), 200, "purge document")
     stored = server.content_path(document["sha256"])
     give_up = time.monotonic() + 30
     while stored.exists():
@@ -795,7 +798,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--deadline-minutes", type=float, default=20.0, help="global time limit")
     parser.add_argument("--no-save", action="store_true", help="do not write bench/results/*.json")
-    args = parser.parse_args(argv)
+    args = smoke.parse_args(
+        parser,
+        argv,
+        size=MIB,
+        repeat=1,
+        warmup_bytes=64 * 1024,
+        settle_seconds=0.0,
+        no_save=True,
+        deadline_minutes=3.0,
+    )
     if args.size < 1 or args.repeat < 1 or args.interval_ms <= 0 or args.deadline_minutes <= 0:
         parser.error("--size, --repeat, --interval-ms and --deadline-minutes must be positive")
     return args

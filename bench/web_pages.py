@@ -12,7 +12,7 @@ services, answered as JSON).
 Data: N firm-access matters (default 10,000), the first 200 with 3 tasks each assigned to the
 signed-in administrator (so My day has rows).
 
-Run: `.venv/bin/python bench/web_pages.py [--cases 10000] [--rounds 100]`. Prints a table.
+Run: `.venv/bin/python bench/web_pages.py [--cases 10000] [--rounds 100] [--smoke]`. Prints a table.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import httpx
+import smoke
 import uvicorn
 from sqlalchemy import insert, select
 
@@ -107,7 +108,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--cases", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=100)
-    args = parser.parse_args()
+    args = smoke.parse_args(parser, cases=250, rounds=2)
     data_dir = Path(tempfile.mkdtemp(prefix="casefile-bench-web-"))
     settings = Settings(
         _env_file=None,

@@ -1,7 +1,7 @@
 """Webhook delivery throughput and latency: one `casefile worker` process against a local receiver.
 
-What it does, in order (see the webhook section of bench/README.md, and bench/WEBHOOK_RESULTS.md
-for the full figures and diagnosis):
+What it does, in order (see the webhook section of docs/research/bench-notes-2026-11.md, and
+docs/research/bench-webhook-results-2026-11.md for the full figures and diagnosis):
 
 1. starts a minimal HTTP/1.1 receiver in its own process (this same file with `--receiver`: a raw
    asyncio protocol with keep-alive that answers `200 ok` at once) on a free loopback port; it
@@ -74,6 +74,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+import smoke
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS_DIR = ROOT / "bench" / "results"
@@ -723,7 +725,7 @@ class Bench:
         from casefile.webhooks.service import create_webhook
 
         settings = Settings(
-            _env_file=None,  # type: ignore[call-arg]
+            _env_file=None,
             data_dir=self.data_dir,
             database_url=self.database_url,
             secret_key=SecretStr(self.secret_key),
@@ -1347,7 +1349,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--keep-temp", action="store_true")
     parser.add_argument("--no-write", action="store_true", help="do not write the JSON file")
-    args = parser.parse_args(argv)
+    args = smoke.parse_args(
+        parser,
+        argv,
+        database="sqlite",
+        events=20,
+        warmup_events=5,
+        paced_events=0,
+        no_backlog=True,
+        phase_timeout=60,
+        deadline_minutes=3,
+        no_write=True,
+    )
     if not args.receiver and min(args.events, args.batch, args.producers) < 1:
         parser.error("--events, --batch and --producers must be positive")
     return args
@@ -1355,7 +1368,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def run_label(args: argparse.Namespace) -> str:
     """`<db>[-redis][-profiled]`: part of the result file names."""
-    return args.database + ("-redis" if args.redis_url else "") + ("-profiled" if args.profile else "")
+    return str(args.database) + ("-redis" if args.redis_url else "") + ("-profiled" if args.profile else "")
 
 
 def main(argv: list[str] | None = None) -> int:

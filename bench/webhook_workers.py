@@ -1,7 +1,7 @@
 """Webhook deliveries/s with N `casefile worker` processes on PostgreSQL, beside a bare httpx client
 measured in the same run (issue 16, point 6: >= 1,000 deliveries/s, each worker >= 0.5 x bare).
 
-What it does (see the `webhook_workers.py` section of bench/README.md):
+What it does (see the `webhook_workers.py` section of docs/research/bench-notes-2026-11.md):
 
 1. starts a receiver in its own process (this file with `--receiver`): HTTP/1.1 keep-alive on raw
    asyncio protocols under uvloop, answering `200 ok` at once; it counts requests per payload
@@ -52,8 +52,10 @@ import time
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
+
+import smoke
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import webhook_delivery as wd
@@ -96,7 +98,8 @@ class Receiver(asyncio.Protocol):
         self.peer = 0
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]  (uvloop's is not an asyncio.Transport)
+        # uvloop's transport is not an asyncio.Transport, though it has every method used here.
+        self.transport = cast(asyncio.Transport, transport)
         self.peer = transport.get_extra_info("peername")[1]
 
     def data_received(self, data: bytes) -> None:
@@ -412,7 +415,7 @@ class Bench:
         from casefile.webhooks.service import create_webhook
 
         settings = Settings(
-            _env_file=None,  # type: ignore[call-arg]
+            _env_file=None,
             data_dir=self.temp / "data",
             database_url=self.database_url,
             secret_key=SecretStr(self.secret_key),
@@ -799,7 +802,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--wait-idle", type=float, default=0, help="wait up to N s for a quiet machine")
     parser.add_argument("--keep-temp", action="store_true")
     parser.add_argument("--no-write", action="store_true")
-    args = parser.parse_args(argv)
+    args = smoke.parse_args(
+        parser,
+        argv,
+        workers="1",
+        deliveries=200,  # the receiver keeps every 97th request to check its signature
+        concurrency=4,
+        webhooks=1,
+        baseline_requests=50,
+        warmup_events=5,
+        phase_timeout=60,
+        deadline_minutes=3,
+        no_write=True,
+    )
     args.workers = [int(n) for n in str(args.workers).split(",")]
     args.code = args.code or [("this", None)]
     if not 1 <= args.deliveries <= 100_000 or min(args.workers) < 1:

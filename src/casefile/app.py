@@ -102,7 +102,8 @@ def add_cors(app: FastAPI, settings: Settings) -> None:
 def include_api(app: FastAPI) -> None:
     """Every domain's routes under `/api/v1`, each router included directly in the application:
     FastAPI matches included routers level by level, walking each level's routes on every
-    request, so one level less is measurably cheaper (bench/README.md, "The hot path")."""
+    request, so one level less is measurably cheaper (docs/research/bench-notes-2026-11.md, "The hot
+    path")."""
     # Every query and path parameter meets the one string rule (casefile.input_rules), before
     # any other dependency reads them.
     nul_rule = Depends(refuse_nul_in_parameters)

@@ -72,8 +72,8 @@ class Verdict:
 
 # One round trip per counted request on Redis. `limits` counts a hit with one script and reads
 # the window for the headers with a second: two round trips, which cost a quarter of a case read's
-# CPU (bench/README.md, "2026-11-26"). This script does both steps of the same sliding window
-# counter at once, on the same two counters per key: it admits the hit (or not) and answers the
+# CPU (docs/research/bench-notes-2026-11.md, "2026-11-26"). This script does both steps of the same sliding
+# window counter at once, on the same two counters per key: it admits the hit (or not) and answers the
 # window as it then stands.
 # KEYS: the previous window's counter, this window's. ARGV: the limit, the window in ms.
 # Answers {admitted 1/0, previous count, previous ms to live, current count, current ms to live}.

@@ -267,8 +267,8 @@ class Settings(BaseSettings):
     @property
     def pool_size(self) -> int:
         """`db_pool_size`, or its default for the database. Measured at 16 concurrent reads
-        (bench/README.md, "the pool stopped churning"): PostgreSQL answered 5-19 % more with 20
-        connections than with 10; SQLite's inline reads 3-7 % fewer."""
+        (docs/research/bench-notes-2026-11.md, "the pool stopped churning"): PostgreSQL answered 5-19 % more
+        with 20 connections than with 10; SQLite's inline reads 3-7 % fewer."""
         if self.db_pool_size is not None:
             return self.db_pool_size
         return SQLITE_READ_POOL_SIZE if self.is_sqlite else POSTGRES_POOL_SIZE

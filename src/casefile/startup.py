@@ -78,7 +78,8 @@ def settle_garbage_collector() -> None:
     """Once the process has started: move what it holds for good (modules, the ORM's mappings,
     compiled statements, AI models) out of the collector's sight (`gc.freeze`), and collect less
     often. Under load, each full collection walked all of it (200,000 objects, 90 ms with the loop
-    stopped): that was the p99 of a case read at 16 connections (bench/README.md, "GC pauses")."""
+    stopped): that was the p99 of a case read at 16 connections (docs/research/bench-notes-2026-11.md, "GC
+    pauses")."""
     gc.collect()
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)

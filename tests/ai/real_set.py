@@ -52,8 +52,24 @@ def _jsonl(name: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines if line.strip()]
 
 
+# The documents in use: all (None), or the first few for a benchmark's `--smoke` (`only_first`).
+_FIRST: int | None = None
+
+
+def only_first(count: int) -> None:
+    """Use the first `count` documents of the set, and the queries and questions about them alone:
+    for `bench/ai_*.py --smoke`, before anything is analysed (the tests use the whole set)."""
+    global _FIRST  # noqa: PLW0603 (one switch for the process, set once by a benchmark's main)
+    _FIRST = count
+    processed.cache_clear()
+
+
+def _in_use() -> set[str]:
+    return {row["id"] for row in labels()}
+
+
 def labels() -> list[dict[str, Any]]:
-    return _jsonl("labels.jsonl")
+    return _jsonl("labels.jsonl")[:_FIRST]
 
 
 def sources() -> list[dict[str, Any]]:
@@ -61,11 +77,13 @@ def sources() -> list[dict[str, Any]]:
 
 
 def search_queries() -> list[dict[str, Any]]:
-    return _jsonl("search_queries.jsonl")
+    rows = _jsonl("search_queries.jsonl")
+    return rows if _FIRST is None else [q for q in rows if set(q["expected"]) <= _in_use()]
 
 
 def ask_questions() -> list[dict[str, Any]]:
-    return _jsonl("ask_questions.jsonl")
+    rows = _jsonl("ask_questions.jsonl")
+    return rows if _FIRST is None else [q for q in rows if q["document"] in _in_use()]
 
 
 @functools.cache

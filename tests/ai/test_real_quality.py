@@ -1,8 +1,8 @@
 """Quality floors on the development part of the set of real documents (tests/ai/real;
 tests/ai/real_set.py measures).
 
-The floors are the development part's figures measured after issue 31 (bench/README.md, "AI
-quality on real documents") minus a small margin: they pass today and catch a regression. Only the
+The floors are the development part's figures measured after issue 31 (docs/research/bench-notes-2026-11.md,
+"AI quality on real documents") minus a small margin: they pass today and catch a regression. Only the
 development part is asserted: the locked test part is reported by `bench/ai_quality.py`, never
 asserted, so that nobody tunes the pipeline against a failing test. `pytest -s` prints the figures
 and every miss of the development part.

@@ -35,6 +35,8 @@ from tests.support.factories import new_case
 from tests.support.servers import BACKENDS, Api, fresh_database, make_settings, serving
 from tests.support.waiting import wait_until
 
+pytestmark = pytest.mark.slow  # `casefile backup` and `restore` as child processes
+
 
 def test_backup_is_one_private_archive_with_a_summary(source: Source) -> None:
     archive = source.archive

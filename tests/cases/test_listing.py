@@ -5,8 +5,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from casefile.cases.schemas import PRIORITIES
 from tests.support.assertions import api_error, ok
+from tests.support.expected import PRIORITIES
 from tests.support.factories import new_case, unique
 from tests.support.servers import Api
 
@@ -279,7 +279,8 @@ def test_search_uses_the_full_text_index(api: Api) -> None:
         # Migration 0016: one GIN index over (status, search_vector) serves searches with and
         # without a status; it is left out (and the one-column index kept) without btree_gin. Which
         # index a status and a search together get is the planner's call on a table this small;
-        # at scale it is the one index (bench/README.md, "a status and a search in one index").
+        # at scale it is the one index (docs/research/bench-notes-2026-11.md, "a status and a search in one
+        # index").
         assert "ix_cases_status_search_vector" in str(plan) or "ix_cases_search_vector" in str(plan)
 
 

@@ -35,6 +35,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+pytestmark = pytest.mark.slow  # runs the documents' commands: installs, servers
+
 ROOT = Path(__file__).resolve().parents[2]
 FIRST = [
     "README.md",

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ from casefile.logs import JsonFormatter
 from tests.support import plain
 from tests.support.assertions import api_error, ok
 from tests.support.processes import Process
-from tests.support.servers import make_settings
+from tests.support.servers import Api, make_settings, serving
 
 
 def add_failing_route(app: FastAPI) -> None:
@@ -25,21 +24,26 @@ def add_failing_route(app: FastAPI) -> None:
 
 
 def test_one_line_per_request_and_one_traceback_per_error(
-    make_server, caplog: pytest.LogCaptureFixture
+    database: tuple[Path, str | None], caplog: pytest.LogCaptureFixture
 ) -> None:
-    api = make_server(app_hook=add_failing_route)
+    data_dir, url = database
     caplog.set_level(logging.INFO)
     # uvicorn's loggers do not propagate to the root (its own default config): watch them directly,
     # where a server logs a second "Exception in ASGI application".
     uvicorn_logger = logging.getLogger("uvicorn")
     uvicorn_logger.addHandler(caplog.handler)
     try:
-        _exercise(api, caplog)
+        with serving(make_settings(data_dir, url), add_failing_route) as api:
+            request_id = _exercise(api, caplog)
+        # The server has stopped, and uvicorn stops only after its requests in progress have
+        # ended: a second traceback, logged after the answer had gone, would be here by now.
+        _one_traceback(caplog, request_id)
     finally:
         uvicorn_logger.removeHandler(caplog.handler)
 
 
-def _exercise(api, caplog: pytest.LogCaptureFixture) -> None:
+def _exercise(api: Api, caplog: pytest.LogCaptureFixture) -> str:
+    """One good and one failing request, each with its access line; the failing one's request id."""
     with api.admin() as admin:
         me = ok(admin.get("/users/me", headers={"X-Request-ID": "client-trace-1"}))
         r = plain.get(api.root + "/explode/x1", headers={"X-Request-ID": "client-trace-2"})
@@ -53,7 +57,10 @@ def _exercise(api, caplog: pytest.LogCaptureFixture) -> None:
     assert mine.duration_ms >= 0  # type: ignore[attr-defined]
     [failed] = [rec for rec in lines if getattr(rec, "request_id", None) == request_id]
     assert failed.status == 500 and failed.route == "/explode/{thing_id}"  # type: ignore[attr-defined]
-    time.sleep(1)  # a server logs a second traceback after the answer has gone: give it the time
+    return str(request_id)
+
+
+def _one_traceback(caplog: pytest.LogCaptureFixture, request_id: str) -> None:
     tracebacks = [rec for rec in caplog.records if rec.exc_info and "boom x1" in str(rec.exc_info[1])]
     assert len(tracebacks) == 1, [(rec.name, rec.getMessage()) for rec in tracebacks]
     assert request_id in tracebacks[0].getMessage()

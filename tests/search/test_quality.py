@@ -4,8 +4,8 @@ the documents they should find (checked here, so the set stays honest).
 
 Each corpus text is one page, cut into passages of whole paragraphs (up to ~120 words), embedded
 with the real model and stored through `replace_passages`; the queries go through the
-real API. The floors are the measured values (bench/README.md, "Search over passages") minus a
-margin.
+real API. The floors are the measured values (docs/research/bench-notes-2026-11.md, "Search over passages")
+minus a margin.
 """
 
 from __future__ import annotations

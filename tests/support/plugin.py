@@ -131,9 +131,47 @@ TESTS = Path(__file__).parent.parent
 SERIAL_GROUPS = {TESTS / "ai": "ai", TESTS / "auth" / "test_oidc.py": "oidc"}
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+# The fast tier (`pytest -m fast`, README): the rules, checked on the shared server (`api`) or a
+# session (`db_session`) on SQLite, in under a minute. A test leaves it when it starts something of
+# its own: a fixture below (in its fixture closure, so a fixture built on one counts too), a test
+# in a directory below (AI models), or a `@pytest.mark.slow` by hand (a process or receiver started
+# in the test's body, a wait on a clock). PostgreSQL, the servers and the processes run in the full
+# suite, which CI runs.
+STARTS_ITS_OWN = {
+    "make_server",  # a server on a fresh database, per test
+    "database",  # a fresh database for servers or processes the test starts
+    "search_api",  # a server per module, and the embedding model in it
+    "receiver",  # webhook deliveries, waited for
+    "sso",  # the OpenID provider (Node.js)
+    "strict",  # tests/webhooks: a server without loopback targets
+    "server",  # tests/webhooks/test_batching.py: a server with its worker off
+    "source",  # tests/backup: a server to back up
+    "blank",  # tests/system: the CLI on an empty database
+    "serve",  # tests/system/test_transport.py: `casefile serve` with TLS
+    "slim_python",  # tests/ai: a virtualenv of its own
+    "previous_tree",  # tests/system/test_upgrade.py: the previous release
+    "checkout",  # tests/operations/test_documentation.py: the README's commands
+    "browser",  # tests/web: the system's Chromium, through Playwright
+}
+NOT_FAST_DIRS = [TESTS / "ai"]
+
+
+def is_fast(item: pytest.Item) -> bool:
+    params = getattr(item, "callspec", None)
+    on_sqlite = params is None or params.params.get("backend", "sqlite") == "sqlite"
+    return (
+        on_sqlite
+        and not STARTS_ITS_OWN.intersection(getattr(item, "fixturenames", ()))
+        and not any(item.path.is_relative_to(d) for d in NOT_FAST_DIRS)
+        and item.get_closest_marker("slow") is None
+    )
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups, and before `-m` selects
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         for path, group in SERIAL_GROUPS.items():
             if item.path == path or item.path.is_relative_to(path):
                 item.add_marker(pytest.mark.xdist_group(group))
+        if is_fast(item):
+            item.add_marker(pytest.mark.fast)

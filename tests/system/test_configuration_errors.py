@@ -16,6 +16,8 @@ import pytest
 
 from tests.support.servers import BACKENDS, POSTGRES_URL, free_port
 
+pytestmark = pytest.mark.slow  # each test runs `casefile` as a child process
+
 CASEFILE = str(Path(sys.executable).with_name("casefile"))
 
 

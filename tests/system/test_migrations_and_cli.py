@@ -134,6 +134,7 @@ def test_create_admin_command_and_login(blank: Settings) -> None:
     assert weak.returncode != 0 and "password" in weak.stderr.lower()
 
 
+@pytest.mark.slow  # `casefile` as a child process
 def test_openapi_command_prints_the_document(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CASEFILE_")}
     env["CASEFILE_DATA_DIR"] = str(tmp_path)

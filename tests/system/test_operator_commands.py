@@ -42,6 +42,7 @@ def cli(
     )
 
 
+@pytest.mark.slow  # `casefile` as a child process
 def test_version(tmp_path: Path) -> None:
     done = subprocess.run([CASEFILE, "--version"], capture_output=True, text=True, timeout=60, check=True)
     assert done.stdout.strip() == f"casefile {__version__}"
@@ -144,6 +145,7 @@ def test_doctor_fails_on_an_unmigrated_database(blank: Settings) -> None:
     assert "1 failed: database" in done.stderr
 
 
+@pytest.mark.slow  # `casefile` as a child process
 def test_doctor_fails_on_an_unreachable_database(tmp_path: Path) -> None:
     settings = Settings(
         _env_file=None, data_dir=tmp_path / "data", database_url="postgresql://x@127.0.0.1:9/x"

@@ -154,6 +154,7 @@ async def _concurrent_gets(bases: list[str], key: str, per_server: int) -> Count
 
 
 @pytest.mark.skipif(not redis_available(), reason="Redis is not reachable (CI requires it)")
+@pytest.mark.slow  # waits for the next window
 def test_redis_counts_in_one_script_what_the_process_counts() -> None:
     # Redis's counter (one script, one round trip a hit) and the process's (`limits`) admit the
     # same hits and give the same headers within a window. After it, Redis's previous window

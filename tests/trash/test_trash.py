@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from casefile.startup import start_runtime
-from casefile.trash.worker import RetentionWorker
+from casefile.trash.service import purge_expired
 from tests.support.assertions import api_error, auth_error, ok
 from tests.support.factories import new_case, upload
 from tests.support.servers import Api
@@ -43,21 +43,19 @@ def age(api: Api, table: str, row_id: str, days: int) -> None:
     api.sql(f"UPDATE {table} SET deleted_at = {shifted} WHERE id = :id", id=row_id)
 
 
-def sweep(api: Api) -> None:
-    """One retention sweep by the background worker, on the server's database."""
+def sweep(api: Api) -> int:
+    """One retention sweep, the one the background worker (casefile.trash.worker) runs at each
+    interval, on the server's database, awaited to its end: what it left in the trash is what it
+    decided to keep, not what it had no time for. Returns how many items it purged."""
 
-    async def run() -> None:
+    async def run() -> int:
         runtime = start_runtime(api.settings)
-        stop = asyncio.Event()
         try:
-            worker = asyncio.create_task(RetentionWorker(runtime, interval=0.05).run(stop))
-            await asyncio.sleep(0.3)
-            stop.set()
-            await worker
+            return await purge_expired(runtime)
         finally:
             await runtime.close()
 
-    asyncio.run(run())
+    return asyncio.run(run())
 
 
 def admin_id(api: Api) -> str:

@@ -46,8 +46,8 @@ async def get_case(session: AsyncSession, case_id: str) -> Case:
 
 
 # A prefix that stands for more whole words than this is searched as a prefix (GIN's own
-# expansion). Measured on 1,000,000 cases (bench/README.md, "Issue 16: one lexicon"), the index
-# part of `<prefix> & witness`: 2 words 9 -> 2 ms, 7 words 25 -> 18 ms, but 16 words (common
+# expansion). Measured on 1,000,000 cases (docs/research/bench-notes-2026-11.md, "Issue 16: one lexicon"),
+# the index part of `<prefix> & witness`: 2 words 9 -> 2 ms, 7 words 25 -> 18 ms, but 16 words (common
 # ones) 150 -> 335 ms, 220 words 0.6 -> 70 ms, and an OR of 10,000 words ran for minutes.
 MAX_WORDS_PER_PREFIX = 8
 # Words whose normalisation by PostgreSQL's parser and `simple` dictionary is certainly the

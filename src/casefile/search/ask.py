@@ -12,7 +12,7 @@ ANSWER_MIN_SCORE or more: no answer.
 
 The tuned constants, all here. They were chosen on tests/ai/quality (the synthetic set) and then on
 the development part of tests/ai/real (issue 31); the locked test part is never used to choose
-them (bench/README.md, "AI quality on real documents").
+them (docs/research/bench-notes-2026-11.md, "AI quality on real documents").
 """
 
 from __future__ import annotations

@@ -50,8 +50,8 @@ TEXT_CANDIDATES = 200
 SEMANTIC_CANDIDATES = 100
 TITLE_CANDIDATES = 100
 # Cosine similarity (all-MiniLM-L6-v2) of query and passage below which a passage is not a
-# semantic hit. Tuned on tests/ai/quality and tests/search/quality (see bench/README.md "Search over
-# passages"): related query/passage pairs score 0.30-0.70, unrelated ones below 0.20.
+# semantic hit. Tuned on tests/ai/quality and tests/search/quality (see docs/research/bench-notes-2026-11.md
+# "Search over passages"): related query/passage pairs score 0.30-0.70, unrelated ones below 0.20.
 SEMANTIC_MIN_SIMILARITY = 0.30
 
 

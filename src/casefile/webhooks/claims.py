@@ -1,8 +1,8 @@
 """Claiming due deliveries: `claim_due`, in one short transaction and a fixed number of statements
-whatever the batch's size (measured in bench/README.md, `webhook_workers.py`): the locking SELECT
-reads columns, not ORM objects; one UPDATE closes the attempts of workers that died (interrupted:
-not one of the delivery's tries, so its budget grows by one), one marks the deliveries out of
-attempts or time as dead, one leases every taken row, one INSERT starts their attempts.
+whatever the batch's size (measured in docs/research/bench-notes-2026-11.md, `webhook_workers.py`):
+the locking SELECT reads columns, not ORM objects; one UPDATE closes the attempts of workers that
+died (interrupted: not one of the delivery's tries, so its budget grows by one), one marks the
+deliveries out of attempts or time as dead, one leases every taken row, one INSERT starts their attempts.
 
 A row whose claim cannot be built (its webhook's secret cannot be decrypted, its retry policy or
 event is broken) fails alone: its attempt is recorded as failed with the reason, logged and

@@ -126,7 +126,7 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
 def _tls_context() -> ssl.SSLContext:
     """One TLS context for every delivery client: loading the CA bundle costs tens of milliseconds
     of CPU, and the delivery worker makes several clients as the process starts (it was 16 loads,
-    most of the time a start took before answering; bench/README.md, "Start-up")."""
+    most of the time a start took before answering; docs/research/bench-notes-2026-11.md, "Start-up")."""
     return httpx.create_ssl_context()
 
 

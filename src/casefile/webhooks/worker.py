@@ -2,7 +2,8 @@
 `worker_per_webhook_concurrency` per webhook, so one slow or failing receiver cannot hold back the
 others), claims more whenever a slot frees or a wake-up arrives, and polls as a safety net.
 
-Two things keep the worker's own CPU cost per delivery low (measured in bench/WEBHOOK_RESULTS.md):
+Two things keep the worker's own CPU cost per delivery low (measured in
+docs/research/bench-webhook-results-2026-11.md):
 
 - HTTP goes through several small httpx clients instead of one with a big pool: httpcore checks
   every connection of its pool on each request and response, so the cost grows with pool size.

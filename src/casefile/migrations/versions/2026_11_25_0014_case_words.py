@@ -6,7 +6,7 @@ Create Date: 2026-11-25 19:00:00
 
 A case search matches every word as a prefix. GIN answers `word:*` by collecting every row of
 every lexeme with that prefix into a bitmap before it can intersect anything; given the whole
-words instead (`valuation | value`), it intersects posting lists (bench/README.md, "Issue 16: one
+words instead (`valuation | value`), it intersects posting lists (docs/research/bench-notes-2026-11.md, "Issue 16: one
 lexicon"). This table turns a prefix into those words (a B-tree range on a "C"-collated column).
 
 Kept by triggers on `cases`, so every write path (the API, imports, SQL by hand) adds its words in

@@ -7,7 +7,7 @@ Create Date: 2026-11-26 05:00:00
 `GET /cases?search=…&status=…` was answered by two bitmaps ANDed: every case holding the words
 (168,107 rows for `discovery` in 1,000,000) and every case of the status (69,204 for `intake`),
 each built whole before the AND, and with `work_mem` 4 MB both turned lossy, so most heap pages
-of the status were read and rechecked row by row (bench/README.md, "Issue 16: a status and a
+of the status were read and rechecked row by row (docs/research/bench-notes-2026-11.md, "Issue 16: a status and a
 search in one index"). One GIN index over both columns intersects their posting lists inside the
 index: the bitmap holds only the 11,878 cases that match both, it stays exact, and the heap
 pages read are those of the matches.
