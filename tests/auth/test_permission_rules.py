@@ -28,11 +28,14 @@ EVERY = {f"{action}:{resource}" for action in ("read", "write", "delete") for re
     "write:audit",
     "delete:audit",
 }
+# Time and money (docs/billing.md#permissions): approving is its own action, of billing only.
+BILLING = {"read:billing", "write:billing", "approve:billing", "read:trust", "write:trust"}
+EVERY |= BILLING
 CASE_WORK = {p for p in EVERY if p.endswith((":cases", ":documents", ":contacts"))} | {"read:conflicts"}
 ROLES = {
     "admin": EVERY,
-    "attorney": CASE_WORK,
-    "paralegal": CASE_WORK,
+    "attorney": CASE_WORK | BILLING,
+    "paralegal": CASE_WORK | {"read:billing", "write:billing", "read:trust"},
     "viewer": {"read:cases", "read:documents", "read:contacts"},
 }
 
@@ -63,7 +66,7 @@ def test_a_user_may_do_what_the_role_grants(role: str) -> None:
     [
         (("*:*",), EVERY),
         (("*:cases",), {"read:cases", "write:cases", "delete:cases"}),
-        (("read:*",), {f"read:{resource}" for resource in RESOURCES}),
+        (("read:*",), {f"read:{resource}" for resource in RESOURCES} | {"read:billing", "read:trust"}),
         (("write:cases",), {"write:cases"}),  # write does not imply read
         (("delete:documents",), {"delete:documents"}),  # nor does delete
         (("read:cases", "write:documents"), {"read:cases", "write:documents"}),
