@@ -14,13 +14,15 @@ from starlette.middleware.cors import CORSMiddleware
 
 from casefile import __version__, api_docs, envelope, error_handlers, openapi
 from casefile.access.matter import CaseNotVisible
-from casefile.admin import build_admin_router
+from casefile.admin import build_admin_router, log_entry_router
 from casefile.ai.router import router as ai_router
 from casefile.audit import denials
 from casefile.audit.router import log_router as audit_log_router
 from casefile.auth.dependencies import Require
 from casefile.auth.permissions import Permission
 from casefile.background import run_background_workers
+from casefile.billing.invoice_router import router as invoices_router
+from casefile.billing.router import router as billing_router
 from casefile.calendar_feed.router import router as calendar_router
 from casefile.cases.router import router as cases_router
 from casefile.conflicts.router import router as conflicts_router
@@ -32,6 +34,7 @@ from casefile.documents.router import router as documents_router
 from casefile.documents.service import collect_orphaned_content
 from casefile.errors import Forbidden, NotReady
 from casefile.holds.router import router as holds_router
+from casefile.idempotency import IdempotencyMiddleware, Replayed, replay_response
 from casefile.input_rules import refuse_nul_in_parameters
 from casefile.metrics import Metrics, RequestMetricsMiddleware
 from casefile.middleware import (
@@ -48,12 +51,48 @@ from casefile.routing import CURRENT_PREFIX, ApiAliasMiddleware
 from casefile.runtime import Runtime
 from casefile.search.router import router as search_router
 from casefile.settings import Settings
+from casefile.shedding import LoadSheddingMiddleware
 from casefile.signin.router import router as signin_router
 from casefile.startup import settle_garbage_collector, start_runtime
 from casefile.tasks.router import router as tasks_router
+from casefile.trust.router import router as trust_router
 from casefile.users.router import router as users_router
+from casefile.web import install as install_web_app
+from casefile.webhooks.router import catalogue_router as webhook_catalogue_router
 
 log = logging.getLogger("casefile")
+
+
+def add_cors(app: FastAPI, settings: Settings) -> None:
+    if settings.cors_origin_list:
+        # Browsers of the listed origins only (docs/operations.md#cors). Credentials are tokens in
+        # headers, never cookies, so no `allow_credentials`. A preflight is answered here, before
+        # the routes (which answer OPTIONS with 405).
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_origin_list,
+            allow_methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
+            allow_headers=[
+                "Authorization",
+                "X-API-Key",
+                "Content-Type",
+                "X-Request-ID",
+                "If-None-Match",
+                "Range",
+            ],
+            expose_headers=[
+                "X-Request-ID",
+                "X-Client-Request-ID",
+                "X-RateLimit-Limit",
+                "X-RateLimit-Remaining",
+                "X-RateLimit-Reset",
+                "Retry-After",
+                "ETag",
+                "Content-Disposition",
+                "Content-Range",
+            ],
+            max_age=600,
+        )
 
 
 def include_api(app: FastAPI) -> None:
@@ -78,16 +117,25 @@ def include_api(app: FastAPI) -> None:
         contacts_router,
         conflicts_router,
         notes_router,
+        webhook_catalogue_router,
     )
-    practice = (tasks_router, deadlines_router, calendar_router)
+    practice = (
+        tasks_router,
+        deadlines_router,
+        calendar_router,
+        billing_router,
+        invoices_router,
+        trust_router,
+    )
     for router in (*routers, *practice):
         app.include_router(router, prefix=CURRENT_PREFIX, dependencies=[nul_rule, QueryCheck])
     app.include_router(build_admin_router(), prefix=CURRENT_PREFIX, dependencies=[nul_rule])
     # The audit log's heads and proofs: administrators, and API keys holding `read:audit`.
     audit_reader = Depends(Require(Permission.READ_AUDIT))
-    app.include_router(
-        audit_log_router, prefix=CURRENT_PREFIX, dependencies=[nul_rule, audit_reader, QueryCheck]
-    )
+    for log_router in (audit_log_router, log_entry_router):
+        app.include_router(
+            log_router, prefix=CURRENT_PREFIX, dependencies=[nul_rule, audit_reader, QueryCheck]
+        )
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -136,39 +184,24 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Refusals that concern a case leave a `denied` entry in the audit trail, then answer as usual.
     app.add_exception_handler(CaseNotVisible, denials.on_case_not_visible)
     app.add_exception_handler(Forbidden, denials.on_forbidden)
-    # Added last = outermost: the request id is set before anything else runs.
+    app.add_exception_handler(Replayed, replay_response)
+    # Added last = outermost: the request id is set before anything else runs. The idempotency
+    # layer is innermost: what it stores is the handler's answer, without the outer layers' headers.
+    app.add_middleware(IdempotencyMiddleware)
     app.add_middleware(RateLimitHeadersMiddleware)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_json_body_bytes)
     app.add_middleware(TransportSecurityMiddleware, require_https=settings.require_https)
-    if settings.cors_origin_list:
-        # Browsers of the listed origins only (docs/operations.md#cors). Credentials are tokens in
-        # headers, never cookies, so no `allow_credentials`. A preflight is answered here, before
-        # the routes (which answer OPTIONS with 405).
-        app.add_middleware(
-            CORSMiddleware,
-            allow_origins=settings.cors_origin_list,
-            allow_methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
-            allow_headers=[
-                "Authorization",
-                "X-API-Key",
-                "Content-Type",
-                "X-Request-ID",
-                "If-None-Match",
-                "Range",
-            ],
-            expose_headers=[
-                "X-Request-ID",
-                "X-Client-Request-ID",
-                "X-RateLimit-Limit",
-                "X-RateLimit-Remaining",
-                "X-RateLimit-Reset",
-                "Retry-After",
-                "ETag",
-                "Content-Disposition",
-                "Content-Range",
-            ],
-            max_age=600,
-        )
+    add_cors(app, settings)
+    # Inside the metrics (a refusal is counted and logged like any answer), outside everything
+    # that costs work: a request turned away is answered before its body is read.
+    app.add_middleware(
+        LoadSheddingMiddleware,
+        metrics=metrics,
+        max_concurrent=settings.max_concurrent_requests,
+        max_queued=settings.max_queued_requests,
+        max_wait=settings.max_queue_wait_seconds,
+        retry_after=settings.overload_retry_after_seconds,
+    )
     app.add_middleware(RequestMetricsMiddleware, metrics=metrics)
     app.add_middleware(RequestIdMiddleware)
     # The unversioned prefix is an alias of the current version (docs/api-conventions.md#versioning).
@@ -204,7 +237,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return envelope.ok({"status": "ready"})
 
     include_api(app)
+    _install_documents_and_pages(app)
+    return app
+
+
+def _install_documents_and_pages(app: FastAPI) -> None:
+    """`/metrics`, the API's documentation and OpenAPI document, then the web app's pages
+    (docs/web-app.md): last, because its error pages wrap the handlers installed before it."""
     app.include_router(metrics_router)
     api_docs.install(app)
     openapi.install(app)
-    return app
+    install_web_app(app)

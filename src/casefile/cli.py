@@ -126,6 +126,9 @@ def serve(  # click passes options by name
             "with --proxy-headers and CASEFILE_REQUIRE_HTTPS=true",
             host,
         )
+    click.echo(
+        f"Casefile {__version__}: open {app_address(host, port, tls=bool(ssl_certfile))} (the web app)"
+    )
     uvicorn.run(
         "casefile.app:create_app",
         factory=True,
@@ -144,6 +147,15 @@ def serve(  # click passes options by name
         proxy_headers=proxy_headers,
         forwarded_allow_ips=forwarded_allow_ips,
     )
+
+
+def app_address(host: str, port: int, *, tls: bool) -> str:
+    """Where a browser on this machine finds the web app (all addresses: the loopback one)."""
+    every = ("0.0.0.0", "")  # noqa: S104 (recognised, not bound)
+    shown = "127.0.0.1" if host in every else "[::1]" if host == "::" else host
+    if ":" in shown and not shown.startswith("["):
+        shown = f"[{shown}]"
+    return f"{'https' if tls else 'http'}://{shown}:{port}/app"
 
 
 @main.command()

@@ -40,6 +40,7 @@ LOCATIONS = {
     "cc": "/conflict-checks/{id}",
     "key": "/admin/api-keys/{id}",
     "wh": "/admin/webhooks/{id}",
+    "rcv": "/admin/webhook-recoveries/{id}",
     "grp": "/admin/groups/{id}",
     "job": "/jobs/{id}",
 }

@@ -37,6 +37,7 @@ class ErrorCode(Enum):
     SSO_PROVIDER_UNAVAILABLE = 503, "The single sign-on provider cannot be reached; try again later"
     NOT_READY = 503, "The service is not ready"
     AI_UNAVAILABLE = 503, "This server was installed without local AI models"
+    OVERLOADED = 503, "The server is busy; try again after the time in Retry-After"
 
 
 class AppError(Exception):
@@ -109,6 +110,11 @@ class NotReady(AppError, code=ErrorCode.NOT_READY):
     """`/readyz`: a dependency the service needs (the database) does not answer."""
 
 
+class Overloaded(AppError, code=ErrorCode.OVERLOADED):
+    """Load shedding (`casefile.shedding`): the request waited too long for its turn, or found the
+    queue full. Answered at once, with `Retry-After`."""
+
+
 class AiUnavailable(AppError, code=ErrorCode.AI_UNAVAILABLE):
     """A request that runs a local model (asking a case) on a server installed without the
     `casefile[ai]` extra (docs/decisions/0021-operating-and-upgrading.md)."""
@@ -168,6 +174,10 @@ def admin_token_needed_for(action: str) -> Forbidden:
 
 
 https_required = partial(Forbidden, "AUTH_020", "This server accepts HTTPS only; use https://")
+# The web app (docs/web-app.md#sessions): a state-changing request without its session's CSRF token.
+csrf_refused = partial(
+    Forbidden, "AUTH_021", "The form is out of date or did not come from this site; reload the page"
+)
 
 
 def case_access_missing(level: str, case_id: str | None = None) -> Forbidden:

@@ -53,6 +53,13 @@ class Metrics:
             ["outcome"],
             registry=r,
         )
+        self.broken_deliveries = Counter(
+            "casefile_webhook_broken_deliveries",
+            "Delivery attempts failed before sending because the stored row could not be used, by reason "
+            "(secret: the webhook's secret cannot be decrypted; row: other stored data is broken)",
+            ["reason"],
+            registry=r,
+        )
         self.delivery_duration = Histogram(
             "casefile_webhook_delivery_attempt_duration_seconds",
             "Duration of one delivery attempt",

@@ -36,9 +36,20 @@ from fastapi.routing import APIRoute, iter_route_contexts
 from casefile.auth.dependencies import Require, get_principal, limit_by_client_ip, require_admin, require_user
 from casefile.errors import ErrorCode
 from casefile.operation_ids import OPERATION_IDS
+from casefile.shedding import EXEMPT_PATHS
 
 BEARER = "bearerAuth"
 API_KEY = "apiKeyAuth"
+# Every authenticated POST takes one (docs/api-conventions.md#idempotency).
+IDEMPOTENCY_PARAMETER: dict[str, Any] = {
+    "name": "Idempotency-Key",
+    "in": "header",
+    "required": False,
+    "description": "Makes a retry safe: the first answer is kept 24 h for you and a retry with the same "
+    "key and body gets it again, with `Idempotent-Replayed: true`. The key with another body is 422; a "
+    "retry while the first request still runs is 409.",
+    "schema": {"type": "string", "minLength": 1, "maxLength": 255},
+}
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 
@@ -197,6 +208,13 @@ ERROR_RESPONSES: dict[str, dict[str, Any]] = {
         "ApiError",
         _api_example(ErrorCode.INTERNAL_ERROR),
     ),
+    "503": _response(
+        "The server is overloaded (`OVERLOADED`, load shedding): the request waited too long for its "
+        "turn or found the queue full; nothing was done. Send it again after `Retry-After`",
+        "ApiError",
+        _api_example(ErrorCode.OVERLOADED),
+        **{"Retry-After": "Seconds until the request may be repeated"},
+    ),
 }
 
 METHOD_NOT_ALLOWED = _response(
@@ -260,6 +278,8 @@ def operation_errors(route: Any, method: str) -> tuple[list[str], list[dict[str,
         statuses |= {"413", "415"}
     if authenticated and method in WRITE_METHODS:
         statuses.add("409")
+    if (route.path_format or "") not in EXEMPT_PATHS:  # load shedding (casefile.shedding)
+        statuses.add("503")
     security: list[dict[str, list[str]]] | None = None
     if authenticated:
         security = [{BEARER: []}] if users_only else [{BEARER: []}, {API_KEY: []}]
@@ -304,6 +324,8 @@ def refine(document: dict[str, Any], routes: list[Any]) -> dict[str, Any]:
                     response["content"] = {"application/json": {"schema": {"$ref": _REF + schema}}}
             if security is not None:
                 operation["security"] = security
+            if method == "POST" and security is not None:
+                operation.setdefault("parameters", []).append(IDEMPOTENCY_PARAMETER)
     return document
 
 

@@ -50,6 +50,10 @@ class Settings(BaseSettings):
     )
     jwt_ttl_seconds: int = Field(default=900, ge=30, le=86_400)
     refresh_ttl_seconds: int = Field(default=30 * 86_400, ge=60)
+    # The web app's sign-in (docs/web-app.md#sessions): a session cookie ends after this long
+    # without a request, and in any case this long after sign-in.
+    web_idle_seconds: int = Field(default=30 * 60, ge=60, le=86_400)
+    web_session_max_seconds: int = Field(default=12 * 3600, ge=60, le=30 * 86_400)
     jwt_issuer: str = "casefile"
     jwt_audience: str = "casefile-api"
 
@@ -75,6 +79,12 @@ class Settings(BaseSettings):
     )
     webhook_allow_private_urls: bool = False
     webhook_timeout_seconds: float = Field(default=30, gt=0, le=300)
+    webhook_disable_after_seconds: float = Field(
+        default=86_400, gt=0, description="A webhook failing for this long is disabled (its circuit)"
+    )
+    webhook_disable_after_failures: int = Field(
+        default=50, ge=1, description="A webhook with this many failed attempts in a row is disabled"
+    )
     worker_enabled: bool = Field(default=True, description="Run the delivery worker inside `casefile serve`")
     worker_concurrency: int = Field(default=64, ge=1, le=1000)
     worker_per_webhook_concurrency: int = Field(default=8, ge=1, le=1000)
@@ -122,6 +132,20 @@ class Settings(BaseSettings):
         default="firm", description="The access mode of a new case that does not name one"
     )
 
+    billing_currency: str = Field(default="USD", description="ISO 4217 currency of rates and invoices")
+    billing_increment_minutes: int = Field(
+        default=6, ge=1, le=60, description="Time entries are billed in this increment, rounded up"
+    )
+    billing_tax_percent: str = Field(default="0", description="Tax on invoices, a decimal percentage")
+    billing_payment_days: int = Field(
+        default=30, ge=0, le=365, description="An invoice is due this long after"
+    )
+    billing_firm_name: str = Field(default="Casefile Law", description="On invoices")
+    billing_firm_id: str = Field(default="00-0000000", description="LEDES LAW_FIRM_ID (the firm's tax id)")
+    billing_invoice_prefix: str = Field(
+        default="INV-", max_length=20, description="Before the invoice number"
+    )
+
     max_json_body_bytes: int = Field(default=1024 * 1024, ge=1024)
     max_upload_bytes: int = Field(default=50 * 1024 * 1024, ge=1, description="Largest accepted document")
     db_pool_size: int | None = Field(
@@ -132,6 +156,20 @@ class Settings(BaseSettings):
     )
     sqlite_pool_size: int = Field(
         default=2, ge=1, le=200, description="Connections of the SQLite write engine (reads use db_pool_size)"
+    )
+    # Load shedding (casefile.shedding, docs/operations.md#load-shedding): past these, a request
+    # is answered 503 OVERLOADED with Retry-After at once instead of queueing for seconds.
+    max_concurrent_requests: int = Field(
+        default=16, ge=0, description="Requests this process answers at once; the rest queue (0: no limit)"
+    )
+    max_queued_requests: int = Field(
+        default=16, ge=0, description="Requests that may wait for a turn; one more is answered 503 at once"
+    )
+    max_queue_wait_seconds: float = Field(
+        default=5.0, gt=0, le=600, description="A request that waited this long for a turn is answered 503"
+    )
+    overload_retry_after_seconds: int = Field(
+        default=1, ge=1, le=3600, description="The Retry-After of a 503 OVERLOADED answer"
     )
     log_level: str = "INFO"
     log_format: Literal["text", "json"] = Field(

@@ -22,6 +22,7 @@ from redis.asyncio import Redis
 from casefile.db import Database
 from casefile.events import payloads
 from casefile.events.outbox import emit
+from casefile.events.schemas import SystemErrorData
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +64,7 @@ class ErrorReporter:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _emit(self, data: dict[str, str | None]) -> None:
+    async def _emit(self, data: SystemErrorData) -> None:
         try:
             if not await self._first_in_window(str(data["fingerprint"])):
                 return

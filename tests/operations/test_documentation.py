@@ -268,6 +268,8 @@ def test_the_readme_and_the_guides_run_as_written(checkout: Path, port_lock: Non
         assert "Engagement letter for Smith v. Jones." in integration
         assert "204" in integration and "the signature checked out" in integration
         assert re.search(r"^verified webhook_\w+$", (checkout / "receiver.log").read_text(), flags=re.M)
+        assert re.search(r"^case\.created$", integration, flags=re.M)  # the event catalogue
+        assert "recovery completed" in integration
 
         operations = run_document("docs/operations.md", checkout, env, servers)
         assert re.search(r"^ok +database +SQLite at .*this release's$", operations, flags=re.M), operations

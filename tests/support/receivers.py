@@ -27,7 +27,8 @@ class Received:
 @dataclass
 class Receiver:
     """Answers each request by the next step of `script` (the last repeats): a status code, or
-    ("hang", seconds), or ("body", size) for a 200 with a large body, or ("redirect", url)."""
+    ("hang", seconds), or ("body", size) for a 200 with a large body, or ("redirect", url), or
+    ("retry-after", status, value) for that status with that `Retry-After`."""
 
     url: str = ""
     script: list[Any] = field(default_factory=lambda: [200])
@@ -60,6 +61,12 @@ def receiver_server() -> Iterator[Receiver]:
                 step = 200
             elif isinstance(step, tuple) and step[0] == "body":
                 payload, step = b"x" * step[1], 200
+            elif isinstance(step, tuple) and step[0] == "retry-after":
+                self.send_response(step[1])
+                self.send_header("Retry-After", str(step[2]))
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
             elif isinstance(step, tuple) and step[0] == "redirect":
                 self.send_response(307)
                 self.send_header("Location", step[1])

@@ -195,6 +195,10 @@ def make_settings(data_dir: Path, database_url: str | None, **overrides: Any) ->
         "rate_limit_api_key": "100000/hour",
         "rate_limit_admin": "100000/hour",
         "rate_limit_login": "100000/minute",
+        # Race tests send 40 requests at once on a busy machine: load shedding (tested with small
+        # limits in tests/system/test_load_shedding.py) must not answer them 503.
+        "max_queued_requests": 1000,
+        "max_queue_wait_seconds": 120,
         # Documents are processed only where a test is about processing (tests/ai/).
         "ai_enabled": False,
         # Every signed head is an event, so a test sees the head that covers what it just did.

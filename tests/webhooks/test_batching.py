@@ -18,7 +18,7 @@ from casefile.models import Delivery
 from casefile.settings import Settings
 from casefile.startup import start_runtime
 from casefile.webhooks import recording
-from casefile.webhooks.claims import claim_due
+from casefile.webhooks.claims import LOST_ATTEMPT, claim_due
 from casefile.webhooks.delivery import Claim, Outcome
 from casefile.webhooks.recording import record_batch
 from casefile.webhooks.ssrf import GuardedTransport
@@ -99,9 +99,12 @@ def test_a_stale_outcome_recorded_in_a_batch_changes_nothing(server: Api) -> Non
         "WHERE delivery_id = :d ORDER BY number",
         d=stale_id,
     )
-    # Attempt rows are written by id, as before batching: the late outcome of attempt 1 replaces
-    # the "lost" mark the take-over gave it; attempt 2 is still running.
-    assert attempts == [(1, True, True, None), (2, False, None, None)]
+    # Attempt rows are fenced too: the late outcome of attempt 1 leaves the "interrupted" record
+    # the take-over gave it; attempt 2 is still running.
+    assert [(n, bool(f), s, e) for n, f, s, e in attempts] == [
+        (1, True, False, LOST_ATTEMPT),
+        (2, False, None, None),
+    ]
 
 
 def test_a_batch_of_every_kind_of_outcome_is_recorded_in_one_go(server: Api) -> None:

@@ -18,10 +18,11 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.events.outbox import emit, write_outbox
+from casefile.metrics import Metrics
 from casefile.models import Delivery, DeliveryAttempt, Webhook
 from casefile.secretbox import SecretBox
 from casefile.settings import Settings
-from casefile.webhooks.claims import LOST_ATTEMPT, claim_due
+from casefile.webhooks.claims import LOST_ATTEMPT, UNREADABLE_SECRET, claim_due
 from casefile.webhooks.delivery import Outcome
 from casefile.webhooks.recording import record_batch
 
@@ -50,11 +51,15 @@ def runtime(db_session: AsyncSession, db_settings: Settings) -> Any:
         settings=db_settings,
         secret_box=SecretBox(db_settings.encryption_key),
         db=SavepointDatabase(db_session),
+        metrics=Metrics(),
     )
 
 
-async def due_deliveries(session: AsyncSession, runtime: Any, count: int, *, max_attempts: int = 5) -> None:
-    """One webhook subscribed to `case.created`, and `count` such events: one delivery each."""
+async def due_deliveries(
+    session: AsyncSession, runtime: Any, count: int, *, max_attempts: int = 5, sealed: str | None = None
+) -> None:
+    """One webhook subscribed to `case.created` (its secret sealed as `sealed` if given), and
+    `count` such events: one delivery each."""
     session.add(
         Webhook(
             name="fencing",
@@ -62,7 +67,7 @@ async def due_deliveries(session: AsyncSession, runtime: Any, count: int, *, max
             events=["case.created"],
             active=True,
             retry_policy={"max_attempts": max_attempts, "initial_delay": 60, "backoff_multiplier": 1},
-            secret_sealed=runtime.secret_box.seal(SECRET),
+            secret_sealed=sealed or runtime.secret_box.seal(SECRET),
             previous_secrets=[],
         )
     )
@@ -136,11 +141,19 @@ async def test_an_expired_lease_is_taken_over_with_the_next_token(
     [takeover] = await claim_due(db_session, runtime, limit=5)
     assert (takeover.delivery_id, takeover.attempt) == (first.delivery_id, 2)
     assert takeover.lease_token == first.lease_token + 1
-    # The attempt the presumed-dead worker left open is closed as lost.
+    # The attempt the presumed-dead worker left open is closed as interrupted, and is not one of
+    # the delivery's tries: its budget grows by one.
     assert await attempts(db_session, first.delivery_id) == [
         (1, True, False, LOST_ATTEMPT),
         (2, False, None, None),
     ]
+    interrupted = await db_session.execute(
+        select(DeliveryAttempt.interrupted)
+        .where(DeliveryAttempt.delivery_id == first.delivery_id)
+        .order_by(DeliveryAttempt.number)
+    )
+    assert list(interrupted.scalars()) == [True, False]
+    assert (first.max_attempts, takeover.max_attempts) == (5, 6)
 
 
 @pytest.mark.parametrize(
@@ -174,8 +187,9 @@ async def test_a_late_outcome_after_a_takeover_changes_nothing_of_the_delivery(
     await record_batch(runtime, [(first, outcome(late_status_code)), (other, outcome(500))])
     # The late outcome changed nothing of its delivery: still the take-over's, nothing recorded...
     assert await state(db_session, first.delivery_id) == ("pending", 2, takeover.lease_token, True, None)
-    # ...but its own attempt row, written by id, tells what that attempt got.
-    assert (await attempts(db_session, first.delivery_id))[0][:3] == (1, True, late_status_code == 200)
+    # ...nor of the attempt record the take-over closed: it stays interrupted (a resumed worker's
+    # time-out, or its success, is not that record's to write).
+    assert (await attempts(db_session, first.delivery_id))[0] == (1, True, False, LOST_ATTEMPT)
     # The other outcome of the same batch, whose claim still holds its lease, is recorded.
     assert await state(db_session, other.delivery_id) == ("retrying", 1, other.lease_token, False, 500)
     # And the take-over's own outcome is recorded when it comes.
@@ -183,15 +197,49 @@ async def test_a_late_outcome_after_a_takeover_changes_nothing_of_the_delivery(
     assert await state(db_session, first.delivery_id) == ("succeeded", 2, takeover.lease_token, False, 200)
 
 
-async def test_a_late_success_cannot_revive_a_delivery_declared_dead(
+async def test_an_interrupted_only_attempt_is_given_back_and_a_late_outcome_changes_nothing(
     db_session: AsyncSession, runtime: Any
 ) -> None:
-    # The only attempt's worker is presumed dead once its lease runs out: with no attempt left
-    # the delivery is declared dead, and that ends the lost claim's lease like a take-over would.
+    # The only attempt's worker is presumed dead once its lease runs out: the attempt was
+    # interrupted, so it does not use up the delivery's one try; the take-over makes it.
     await due_deliveries(db_session, runtime, 1, max_attempts=1)
     [lost] = await claim_due(db_session, runtime, limit=5)
     await expire_lease(db_session, lost.delivery_id)
-    assert await claim_due(db_session, runtime, limit=5) == []
-    assert await state(db_session, lost.delivery_id) == ("dead", 1, lost.lease_token + 1, False, None)
+    [takeover] = await claim_due(db_session, runtime, limit=5)
+    assert (takeover.attempt, takeover.max_attempts) == (2, 2)
     await record_batch(runtime, [(lost, outcome(200))])
+    assert await state(db_session, lost.delivery_id) == ("pending", 2, takeover.lease_token, True, None)
+    await record_batch(runtime, [(takeover, outcome(500))])
     assert (await state(db_session, lost.delivery_id))[0] == "dead"
+    assert await attempts(db_session, lost.delivery_id) == [
+        (1, True, False, LOST_ATTEMPT),
+        (2, True, False, "HTTP 500"),
+    ]
+
+
+async def test_an_unreadable_secret_fails_its_deliveries_alone(
+    db_session: AsyncSession, runtime: Any
+) -> None:
+    """One webhook's secret sealed with another key: its deliveries fail, each recorded with the
+    reason and counted; the other webhook's deliveries of the same claim go out."""
+    await due_deliveries(db_session, runtime, 0)  # a healthy webhook
+    other_box = SecretBox("a key this installation never had")
+    await due_deliveries(db_session, runtime, 2, sealed=other_box.seal(SECRET))
+    claims = await claim_due(db_session, runtime, limit=10)
+    healthy = {c.webhook_id for c in claims}
+    assert len(claims) == 2 and len(healthy) == 1
+    rows = await db_session.execute(
+        select(Delivery.id, Delivery.status, Delivery.last_error).where(Delivery.webhook_id.not_in(healthy))
+    )
+    broken = rows.all()
+    assert [(status, error) for _, status, error in broken] == [("retrying", UNREADABLE_SECRET)] * 2
+    for delivery_id, _, _ in broken:
+        assert await attempts(db_session, delivery_id) == [(1, True, False, UNREADABLE_SECRET)]
+    assert runtime.metrics.broken_deliveries.labels("secret")._value.get() == 2
+    # ...and its webhook's circuit counts them like any failure.
+    failing = await db_session.execute(
+        select(Webhook.consecutive_failures, Webhook.failing_since.is_not(None)).where(
+            Webhook.id.not_in(healthy)
+        )
+    )
+    assert failing.one() == (2, True)

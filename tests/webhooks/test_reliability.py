@@ -99,8 +99,10 @@ def test_a_server_killed_mid_delivery_loses_nothing(database, receiver, tmp_path
     assert (before["metadata"]["attempt"], after["metadata"]["attempt"]) == (1, 2)
     assert after["data"] == before["data"]
     with serving(settings.model_copy(update={"worker_enabled": False})) as api:
-        rows = api.sql("SELECT number, success, error FROM delivery_attempts ORDER BY number")
-        assert rows == [(1, False, LOST_ATTEMPT), (2, True, None)]
+        rows = api.sql("SELECT number, success, error, interrupted FROM delivery_attempts ORDER BY number")
+        assert rows == [(1, False, LOST_ATTEMPT, True), (2, True, None, False)]
+        # The interrupted attempt was not one of the delivery's tries.
+        assert api.sql("SELECT attempts_made, max_attempts FROM deliveries") == [(2, 6)]
         assert api.sql("SELECT status FROM deliveries")[0][0] == "succeeded"
 
 

@@ -45,7 +45,10 @@ def delivery_of(admin: httpx.Client, hook_id: str, status: str | None = None) ->
 
 def test_registration_crud_and_secret_stays_secret(api: Api, admin: httpx.Client, hooks, receiver) -> None:
     hook = register(admin, hooks, receiver.url, ["case.*", "user.login"], retry_policy={"max_attempts": 3})
-    assert set(hook) == {"id", "name", "url", "events", "active", "retry_policy", "created_at", "updated_at"}
+    assert set(hook) == {
+        *("id", "name", "url", "events", "active", "retry_policy", "case_ids", "case_types"),
+        *("failing_since", "consecutive_failures", "disabled_reason", "created_at", "updated_at"),
+    }
     assert hook["retry_policy"] == {"max_attempts": 3, "backoff_multiplier": 2.0, "initial_delay": 60}
     [(sealed,)] = api.sql("SELECT secret_sealed FROM webhooks WHERE id = :id", id=hook["id"])
     assert SECRET not in sealed and SECRET not in repr(api.sql("SELECT * FROM webhooks"))

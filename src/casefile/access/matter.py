@@ -251,3 +251,35 @@ async def access_settings_case(session: AsyncSession, principal: Principal, case
             raise NotFound("Case not found")
         return case
     return await case_for(session, principal, case_id, Level.MANAGE)
+
+
+def walled_off(principal: Principal) -> Select[Any]:
+    """The ids of the cases a wall keeps `principal` off (on the user or one of their groups).
+    For the administration views (docs/api-conventions.md#administrators-behind-walls): what they
+    show of a matter goes through `outside_walls`."""
+    if principal.user_id is None:
+        return select(Case.id)  # a key whose creator is gone acts as nobody: every case
+    return _cases_naming(CaseWall, principal.user_id)
+
+
+def outside_walls(
+    principal: Principal, case_id: ColumnElement[Any] | InstrumentedAttribute[Any]
+) -> ColumnElement[bool]:
+    """SQL condition on a row that names a case (`case_id`, null for none): not a case the caller
+    is walled off from. Administration views leave such rows out, as if they did not exist."""
+    return or_(case_id.is_(None), case_id.not_in(walled_off(principal)))
+
+
+async def ensure_outside_walls(
+    session: AsyncSession, principal: Principal, case_id: str | None, not_found: str
+) -> None:
+    """404 `not_found` (exactly as for a missing row, and recorded as a denied access) when
+    `case_id` is a case the caller is walled off from: an administration view's item of a walled
+    matter does not exist for them."""
+    if case_id is None:
+        return
+    walled = await session.scalar(
+        select(Case.id).where(Case.id == case_id, Case.id.in_(walled_off(principal)))
+    )
+    if walled is not None:
+        raise CaseNotVisible(case_id, not_found)

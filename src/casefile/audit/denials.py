@@ -22,6 +22,7 @@ from fastapi.responses import JSONResponse
 from casefile.audit.service import record_apart
 from casefile.error_handlers import app_error_response, auth_error_response
 from casefile.errors import AppError, AuthError
+from casefile.metrics import route_template
 from casefile.runtime import Runtime
 
 _VERSION_PREFIX = re.compile(r"^/api(?:/v\d+)?")
@@ -35,6 +36,13 @@ _ROUTE_ACTIONS = {
     ("GET", "/documents/{document_id}/content"): "document.download",
     ("HEAD", "/documents/{document_id}/content"): "document.download",
     ("GET", "/notes/{note_id}/history"): "note.history",
+    ("POST", "/holds/{hold_id}/release"): "hold.release",
+    # Administration views of a matter the administrator is walled off from (decision 0022).
+    ("GET", "/admin/deliveries/{delivery_id}"): "delivery.read",
+    ("POST", "/admin/deliveries/{delivery_id}/retry"): "delivery.retry",
+    ("POST", "/admin/trash/{item_id}/restore"): "trash.restore",
+    ("DELETE", "/admin/trash/{item_id}"): "trash.purge",
+    ("GET", "/audit/entries/{entry_id}/inclusion-proof"): "audit.proof",
 }
 _RESOURCES = {
     "cases": "case",
@@ -49,8 +57,8 @@ _RESOURCES = {
 
 
 def action_for(request: Request) -> str:
-    template = getattr(request.scope.get("route"), "path", request.url.path)
-    path = _VERSION_PREFIX.sub("", template)
+    # The route's template with the prefixes of the routers it is in (`/api/v1/admin/trash/…`).
+    path = _VERSION_PREFIX.sub("", route_template(request.scope))
     named = _ROUTE_ACTIONS.get((request.method, path))
     if named is not None:
         return named

@@ -35,9 +35,12 @@ class AuditFilters:
     action: str | None = None
     since: datetime | None = None
     until: datetime | None = None
+    # What the reader may see of the trail, if not all of it (an administrator behind walls:
+    # casefile.admin); a condition on `audit_entries`.
+    readable: ColumnElement[bool] | None = None
 
     def conditions(self) -> list[ColumnElement[bool]]:
-        where: list[ColumnElement[bool]] = []
+        where: list[ColumnElement[bool]] = [] if self.readable is None else [self.readable]
         if self.actor_id is not None:
             where.append(AuditEntry.actor_id == self.actor_id)
         if self.case_id is not None:

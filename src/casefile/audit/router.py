@@ -1,7 +1,9 @@
-"""`GET /admin/audit` (mounted in the administrators' area, `casefile.admin`), and the verifiable
-log's endpoints under `/audit` (`log_router`, mounted by `casefile.app` for administrators and
-API keys holding `read:audit`). A case's own trail, `GET /cases/{case_id}/audit`, is a case
-endpoint (`casefile.cases.router`)."""
+"""The verifiable log's endpoints under `/audit` (`log_router`, mounted by `casefile.app` for
+administrators and API keys holding `read:audit`); the inclusion proof, which shows its entry, is
+in `casefile.admin` with `GET /admin/audit`. The trail's list for administrators,
+`GET /admin/audit`, is in `casefile.admin` (it hides what walls hide, which the layers below
+`access` cannot know); a case's own trail, `GET /cases/{case_id}/audit`, is a case endpoint
+(`casefile.cases.router`)."""
 
 from __future__ import annotations
 
@@ -11,28 +13,16 @@ from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse
 
 from casefile import envelope
-from casefile.audit import proofs, service
-from casefile.audit.dependencies import AuditPage, TrailFilters
+from casefile.audit import proofs
 from casefile.audit.schemas import (
-    AuditEntryOut,
     ConsistencyProofOut,
-    InclusionProofOut,
     SigningKeyOut,
     TreeHeadOut,
 )
-from casefile.envelope import CursorPageEnvelope, Envelope
+from casefile.envelope import Envelope
 from casefile.request_scope import SessionDep
 
-router = APIRouter(prefix="/audit", tags=["audit"])
 log_router = APIRouter(prefix="/audit", tags=["audit"])
-
-
-@router.get("", response_model=CursorPageEnvelope[AuditEntryOut])
-async def list_audit(session: SessionDep, filters: TrailFilters, page: AuditPage) -> JSONResponse:
-    """The audit trail, newest first, filtered by actor, case, action and time; pages follow
-    `meta.pagination.next_cursor`."""
-    items, next_cursor = await service.list_entries(session, filters, page)
-    return envelope.cursor_paginated(items, limit=page.limit, next_cursor=next_cursor)
 
 
 @log_router.get("/tree-heads/latest", response_model=Envelope[TreeHeadOut])
@@ -53,17 +43,16 @@ async def signing_keys(session: SessionDep) -> JSONResponse:
     return envelope.ok(await proofs.signing_keys(session))
 
 
-@log_router.get("/entries/{entry_id}/inclusion-proof", response_model=Envelope[InclusionProofOut])
-async def inclusion_proof(
-    entry_id: str,
-    session: SessionDep,
-    tree_size: Annotated[int | None, Query(ge=1, le=2**62, description="Default: the newest head")] = None,
-) -> JSONResponse:
-    """The entry, and the proof (RFC 9162 audit path) that it is in the tree of a signed head."""
-    return envelope.ok(await proofs.inclusion_proof(session, entry_id, tree_size))
-
-
-@log_router.get("/consistency-proof", response_model=Envelope[ConsistencyProofOut])
+@log_router.get(
+    "/consistency-proof",
+    response_model=Envelope[ConsistencyProofOut],
+    responses={
+        404: {
+            "description": "No signed tree head has the size `first` or `second`, or none is signed yet "
+            "(`NOT_FOUND`): heads are signed per batch of the sequencer, so not every size has one"
+        }
+    },
+)
 async def consistency_proof(
     session: SessionDep,
     first: Annotated[int, Query(ge=1, le=2**62, description="The older signed head's size")],

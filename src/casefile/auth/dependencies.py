@@ -22,6 +22,8 @@ from typing import Annotated
 from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile import idempotency
+from casefile.auth import browser
 from casefile.auth.api_key_tokens import SCHEME as API_KEY_SCHEME
 from casefile.auth.permissions import Permission, Principal
 from casefile.auth.service import authenticate_api_key, authenticate_bearer
@@ -53,6 +55,8 @@ async def get_principal(request: Request, session: SessionDep) -> Principal:
     else:
         bucket = Bucket.USER if principal.kind == "user" else Bucket.API_KEY
     await enforce(runtime.limiter, request.scope, bucket, principal.id)
+    # Keys are per caller: a keyed POST is reserved (or replayed, or refused) once it is known.
+    await idempotency.reserve(request, session, principal.id)
     return principal
 
 
@@ -72,6 +76,10 @@ async def _authenticate(request: Request, session: AsyncSession, runtime: Runtim
     api_key = request.headers.get("x-api-key")
     if api_key:
         return await authenticate_api_key(runtime, session, api_key.strip())
+    if browser.applies_to(request.scope["path"]):
+        # The web app's pages: the browser session cookie, and only there (auth/browser.py).
+        state: dict[str, object] = request.scope.setdefault("state", {})
+        return await browser.authenticate(session, runtime, request.cookies.get(browser.COOKIE), state)
     raise no_credentials()
 
 

@@ -38,6 +38,13 @@ class Permission(StrEnum):
     READ_CONFLICTS = "read:conflicts"
     # The audit log's signed heads and proofs (administrators hold it; a key of theirs may).
     READ_AUDIT = "read:audit"
+    # Time, expenses and invoices; approving an invoice (and setting rates) is its own right.
+    READ_BILLING = "read:billing"
+    WRITE_BILLING = "write:billing"
+    APPROVE_BILLING = "approve:billing"
+    # Client money (docs/billing.md#trust-money).
+    READ_TRUST = "read:trust"
+    WRITE_TRUST = "write:trust"
 
 
 ACTIONS = tuple(dict.fromkeys(p.partition(":")[0] for p in Permission))
@@ -49,10 +56,13 @@ RESOURCES = tuple(dict.fromkeys(p.partition(":")[2] for p in Permission))
 _PRACTICE = frozenset(
     {f"{a}:{r}" for a in ACTIONS for r in ("cases", "documents", "contacts")} | {Permission.READ_CONFLICTS}
 )
+# Lawyers and paralegals record time and expenses and draft invoices; an attorney also approves
+# them and moves client money; a paralegal reads the trust ledger.
+_BILLING = frozenset({Permission.READ_BILLING, Permission.WRITE_BILLING, Permission.READ_TRUST})
 ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
     "admin": frozenset({"*:*"}),
-    "attorney": _PRACTICE,
-    "paralegal": _PRACTICE,
+    "attorney": _PRACTICE | _BILLING | {Permission.APPROVE_BILLING, Permission.WRITE_TRUST},
+    "paralegal": _PRACTICE | _BILLING,
     "viewer": frozenset({Permission.READ_CASES, Permission.READ_DOCUMENTS, Permission.READ_CONTACTS}),
 }
 

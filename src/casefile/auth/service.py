@@ -34,8 +34,10 @@ from casefile.events.outbox import emit
 from casefile.models import ApiKey, AuthSession, RefreshToken, User
 from casefile.runtime import Runtime
 
-# A used refresh token presented again this soon is a retry (the answer was lost, two tabs
-# refreshed at once): it gets the pair the first presentation got. Any later reuse ends the session.
+# A used refresh token presented again this soon, by the same client (address and user agent), is
+# a retry (the answer was lost, two tabs refreshed at once): it gets the pair the first
+# presentation got. Any other reuse ends the session (RFC 9700, 4.14.2: reuse detection): later
+# than this, from another client, or once the pair it was exchanged for has been used itself.
 REFRESH_RETRY_WINDOW = timedelta(seconds=10)
 # last_used_at is a hint for operators, not an audit log: write it at most once a minute per key.
 LAST_USED_RESOLUTION = timedelta(seconds=60)
@@ -79,6 +81,13 @@ async def _start_tokens(
 
 
 async def login(session: AsyncSession, runtime: Runtime, *, email: str, password: str) -> IssuedTokens:
+    user = await check_password(session, email=email, password=password)
+    return await open_session(session, runtime, user, method="password")
+
+
+async def check_password(session: AsyncSession, *, email: str, password: str) -> User:
+    """The user whose email and password these are (a failure is audited, and 401), for the
+    token login and the web app's sign-in alike."""
     user = await find_user_by_email(session, email)
     # verify_password runs even for an unknown email, so timing does not tell which was wrong.
     valid = await passwords.verify_password(user.password_hash if user else None, password)
@@ -90,7 +99,7 @@ async def login(session: AsyncSession, runtime: Runtime, *, email: str, password
         raise user_disabled()
     if user.password_hash and passwords.needs_rehash(user.password_hash):
         user.password_hash = await passwords.hash_password(password)
-    return await open_session(session, runtime, user, method="password")
+    return user
 
 
 async def _record_failed_login(
@@ -113,15 +122,31 @@ async def _record_failed_login(
 
 async def open_session(session: AsyncSession, runtime: Runtime, user: User, *, method: str) -> IssuedTokens:
     """Start a login session for an authenticated user (password now, single sign-on later)."""
+    return await _start_tokens(
+        session, runtime, user, await start_login_session(session, user, method=method)
+    )
+
+
+async def start_login_session(session: AsyncSession, user: User, *, method: str) -> AuthSession:
+    """The login session itself (tokens carry its id; a browser's cookie too: auth/browser.py)."""
     user.last_login_at = utcnow()
     auth_session = AuthSession(user_id=user.id)
     session.add(auth_session)
     await session.flush()
     await emit(session, "user.login", payloads.user_login(user, method))
-    return await _start_tokens(session, runtime, user, auth_session)
+    return auth_session
 
 
-async def refresh(session: AsyncSession, runtime: Runtime, *, refresh_token: str) -> IssuedTokens:
+def client_fingerprint(address: str, user_agent: str) -> str:
+    """Who presents a refresh token, as far as a server can tell: its address and user agent
+    (hashed: kept sealed beside the pair, never shown)."""
+    return hashlib.sha256(f"{address}\n{user_agent}".encode()).hexdigest()
+
+
+async def refresh(
+    session: AsyncSession, runtime: Runtime, *, refresh_token: str, client: str
+) -> IssuedTokens:
+    """Exchange a refresh token; `client`: `client_fingerprint` of the caller."""
     now = utcnow()
     token_hash = hash_refresh_token(refresh_token)
     # Marking the token used is one atomic UPDATE: of two concurrent refreshes, exactly one wins;
@@ -140,10 +165,10 @@ async def refresh(session: AsyncSession, runtime: Runtime, *, refresh_token: str
     if row is None:
         stale = await session.scalar(select(RefreshToken).where(RefreshToken.token_hash == token_hash))
         if stale is not None and stale.used_at is not None:
-            retried = await _pair_for_a_retry(session, runtime, stale, now)
+            retried = await _pair_for_a_retry(session, runtime, stale, now, client)
             if retried is not None:
                 return retried
-            # A used token presented again, later than a retry: it leaked. End the whole session,
+            # A used token presented again, and not a retry: it leaked. End the whole session,
             # and keep that revocation even though this request fails.
             stale.retry_pair_sealed = None
             await revoke_session(session, runtime, stale.session_id, reason="refresh_token_reuse")
@@ -155,7 +180,7 @@ async def refresh(session: AsyncSession, runtime: Runtime, *, refresh_token: str
     await session.execute(
         update(RefreshToken)
         .where(RefreshToken.id == token_id)
-        .values(retry_pair_sealed=runtime.secret_box.seal(_pair_json(issued)))
+        .values(retry_pair_sealed=runtime.secret_box.seal(_pair_json(issued, client)))
     )
     return issued
 
@@ -171,25 +196,37 @@ async def _live_session(session: AsyncSession, session_id: str) -> tuple[User, A
     return user, auth_session
 
 
-def _pair_json(issued: IssuedTokens) -> str:
+def _pair_json(issued: IssuedTokens, client: str) -> str:
     return json.dumps(
         {
             "access_token": issued.access_token,
             "expires_at": issued.expires_at_epoch,
             "refresh_token": issued.refresh_token,
+            "client": client,
         }
     )
 
 
 async def _pair_for_a_retry(
-    session: AsyncSession, runtime: Runtime, used: RefreshToken, now: datetime
+    session: AsyncSession, runtime: Runtime, used: RefreshToken, now: datetime, client: str
 ) -> IssuedTokens | None:
-    """The pair `used` was exchanged for, if it is presented again within REFRESH_RETRY_WINDOW
-    (a client's retry, two tabs at once): the same pair, not a second one. None otherwise."""
+    """The pair `used` was exchanged for, if this is a retry: within REFRESH_RETRY_WINDOW, by the
+    client that exchanged it, and before the new refresh token has been used (a client that used
+    it had the pair: presenting the old one again is not a retry). The same pair, not a second
+    one. None otherwise."""
     if used.used_at is None or used.retry_pair_sealed is None or now - used.used_at > REFRESH_RETRY_WINDOW:
         return None
-    user, _ = await _live_session(session, used.session_id)
     pair = json.loads(runtime.secret_box.open(used.retry_pair_sealed))
+    # A pair sealed before the client was recorded (the previous release) is no retry's.
+    if not hmac.compare_digest(str(pair.get("client", "")), client):
+        return None
+    successor = hash_refresh_token(pair["refresh_token"])
+    successor_used = await session.scalar(
+        select(RefreshToken.used_at).where(RefreshToken.token_hash == successor)
+    )
+    if successor_used is not None:
+        return None
+    user, _ = await _live_session(session, used.session_id)
     return IssuedTokens(
         user=user,
         access_token=pair["access_token"],

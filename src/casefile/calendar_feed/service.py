@@ -29,6 +29,10 @@ def _hash(token: str) -> str:
 
 async def new_token(session: AsyncSession, user_id: str) -> str:
     token = secrets.token_urlsafe(32)
+    # Rotations of one user's token run one after another: the user's row is locked first
+    # (PostgreSQL; SQLite's writers already run one at a time). Without it two concurrent ones
+    # both delete nothing, and the second insert breaks the one-token-per-user key.
+    await session.execute(select(User.id).where(User.id == user_id).with_for_update())
     await session.execute(delete(CalendarToken).where(CalendarToken.user_id == user_id))
     session.add(CalendarToken(user_id=user_id, token_hash=_hash(token), created_at=utcnow()))
     await session.flush()

@@ -184,3 +184,11 @@ async def insert_case(session: AsyncSession, case: Case) -> bool:
 
 async def case_number_taken(session: AsyncSession, case_number: str) -> bool:
     return await session.scalar(select(Case.id).where(Case.case_number == case_number)) is not None
+
+
+async def cases_by_id(session: AsyncSession, case_ids: set[str]) -> dict[str, Case]:
+    """The cases of `case_ids` (for labels beside rows the caller was already allowed to list)."""
+    if not case_ids:
+        return {}
+    rows = await session.scalars(select(Case).where(Case.id.in_(sorted(case_ids))))
+    return {case.id: case for case in rows}

@@ -33,7 +33,7 @@ from casefile.documents import service as documents_service
 from casefile.errors import ErrorDetail, InvalidStatusTransition, NotFound, ValidationFailed
 from casefile.events import payloads
 from casefile.events.outbox import emit
-from casefile.listing import ListQuery, Page, fetch_page
+from casefile.listing import ListQuery, Page, build_list_query, fetch_next, fetch_page
 from casefile.models import Case, CaseAssignee, CaseGrant, CaseWall, Group, User
 
 AUTO_NUMBER_ATTEMPTS = 5
@@ -69,6 +69,14 @@ async def list_cases(session: AsyncSession, principal: Principal, query: ListQue
         details = {"in": "cases", "words": query.search_words, **query.filters}
         await audit.record_read(session, "search.query", details=details)
     return await fetch_page(session, CASE_LIST, query, conditions=[visible_to(principal)])
+
+
+async def newest_cases(session: AsyncSession, principal: Principal, limit: int) -> list[Case]:
+    """The newest cases the caller may see, without the total `list_cases` counts (the web
+    app's "matters opened recently": counting every visible case would cost more than the rows)."""
+    query = replace(build_list_query(CASE_LIST, {"sort": "created_at", "order": "desc"}), limit=limit)
+    rows, _ = await fetch_next(session, CASE_LIST, query, conditions=[visible_to(principal)])
+    return rows
 
 
 async def record_case_read(session: AsyncSession, case: Case) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from rapidfuzz import fuzz, process
-from sqlalchemy import ColumnElement, String, cast, func, literal_column, or_, select
+from sqlalchemy import ColumnElement, String, and_, cast, func, literal_column, or_, select, true
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.access.matter import Level, case_for, visible_case_ids, visible_to
@@ -31,7 +31,7 @@ from casefile.errors import NotFound
 from casefile.events import payloads
 from casefile.events.outbox import emit
 from casefile.listing import ListQuery, Page, fetch_page
-from casefile.models import Case, ConflictCheck, ContactName, Party
+from casefile.models import ApiKey, Case, ConflictCheck, ContactName, Party
 from casefile.nlp.name_keys import name_key
 
 SCORE_CUTOFF = 85  # of 100: "Jon Smith" and "John Smith" (95) match, "Smith" and "Smyth" (80) not
@@ -236,13 +236,13 @@ async def create_check(
 
 
 async def get_check(session: AsyncSession, principal: Principal, check_id: str) -> ConflictCheck:
-    """The check, if the reader may see the case it was run for (when there is one)."""
-    check = await get_or_404(session, ConflictCheck, check_id, "Conflict check not found")
-    if check.case_id is not None:
-        exists = await session.scalar(select(Case.id).where(Case.id == check.case_id))
-        if exists is not None and not await visible_case_ids(session, principal, [check.case_id]):
-            raise NotFound("Conflict check not found")
-    return check
+    """The check, if the reader may read it (`_readable`); else 404, as for a missing one."""
+    found = await session.scalar(
+        select(ConflictCheck.id).where(ConflictCheck.id == check_id, _readable(principal))
+    )
+    if found is None:
+        raise NotFound("Conflict check not found")
+    return await get_or_404(session, ConflictCheck, check_id, "Conflict check not found")
 
 
 async def dump_for(session: AsyncSession, principal: Principal, check: ConflictCheck) -> dict[str, Any]:
@@ -258,10 +258,26 @@ async def dump_for(session: AsyncSession, principal: Principal, check: ConflictC
 
 
 def _readable(principal: Principal) -> ColumnElement[bool]:
-    # Checks run for a case the reader may not see are left out, like the case itself.
+    """The checks `principal` may read (docs/api-conventions.md#conflict-checks): the names asked
+    about may be a confidential prospective matter, so a check is its runner's. Readable by
+    - whoever ran it: the user, or one of the user's API keys (and a key its own checks);
+    - administrators (an administrator's token, or a key made by one);
+    - for a check run for a case, whoever may see that case (a case's team reviews its checks).
+    A check run for a case is never shown to someone walled off from it, administrators
+    included, even its runner: the wall says they must not see the matter."""
+    user_id = principal.user_id
+    if user_id is None:  # a key whose creator is gone acts as nobody
+        return ConflictCheck.created_by == principal.actor_id
+    keys = select(ApiKey.id).where(ApiKey.created_by == user_id)
+    own = or_(ConflictCheck.created_by.in_({principal.actor_id, user_id}), ConflictCheck.created_by.in_(keys))
+    runner = true() if principal.acts_as_admin else own
+    # A check's case that no longer exists leaves the check to its runner and administrators.
+    case_exists = ConflictCheck.case_id.in_(select(Case.id))
+    visible_case = ConflictCheck.case_id.in_(select(Case.id).where(visible_to(principal)))
     return or_(
-        ConflictCheck.case_id.is_(None),
-        ConflictCheck.case_id.in_(select(Case.id).where(visible_to(principal))),
+        and_(ConflictCheck.case_id.is_(None), runner),
+        and_(ConflictCheck.case_id.is_not(None), case_exists, visible_case),
+        and_(ConflictCheck.case_id.is_not(None), ~case_exists, runner),
     )
 
 

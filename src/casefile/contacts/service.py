@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile.access.holds import ensure_no_hold
 from casefile.audit import service as audit
 from casefile.auth.permissions import Principal
 from casefile.clock import new_id, utcnow
@@ -147,6 +148,7 @@ async def remove_party(session: AsyncSession, actor: Principal, case: Case, part
     party = await repository.get_party(session, party_id)
     if party.case_id != case.id:
         raise NotFound("Party not found")
+    await ensure_no_hold(session, case.id, "removing its parties")
     await emit(session, "party.removed", payloads.party_removed(party, actor.actor_id))
     await session.delete(party)
     await session.flush()

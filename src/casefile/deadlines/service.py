@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile.access.holds import ensure_no_hold
 from casefile.audit import service as audit
 from casefile.auth.permissions import Principal
 from casefile.clock import utcnow
@@ -28,6 +28,7 @@ from casefile.deadlines.schemas import (
 from casefile.errors import Conflict, NotFound, ValidationFailed
 from casefile.events import payloads
 from casefile.events.outbox import emit
+from casefile.events.schemas import MovedTask
 from casefile.listing import ListQuery, Page, fetch_page
 from casefile.models import Case, Deadline, DeadlineRuleSet, Task
 from casefile.tasks.service import check_assignee, set_due
@@ -100,9 +101,14 @@ def compute_trigger(definition: RuleSetDefinition, trigger: str, trigger_date: d
             "trigger", f"Rule set {definition.id!r} has no rule for {trigger!r}; its triggers: {known}"
         )
     court = CourtCalendar(definition.calendar)
-    return Computation(
-        definition, trigger, trigger_date, [compute(rule, trigger_date, court) for rule in rules]
-    )
+    try:
+        computed = [compute(rule, trigger_date, court) for rule in rules]
+    except OverflowError:
+        # A count that runs past 9999-12-31 or before 0001-01-01: the date is the caller's to change.
+        raise ValidationFailed.on(
+            "trigger_date", "The deadlines of this date fall outside the calendar (years 1 to 9999)"
+        ) from None
+    return Computation(definition, trigger, trigger_date, computed)
 
 
 def _out(
@@ -231,13 +237,15 @@ async def _move(
 ) -> ComputeOut:
     """Recompute with the rule set as it is now and move every task of the deadline to its new
     date (a task whose date was changed by hand is moved too: the computation is the record). A
-    rule added to the set since gets its task now; a task whose rule is gone is left alone."""
+    rule added to the set since gets its task now; a task whose rule is gone is left alone.
+    Not under a legal hold: the deadline and its tasks are part of the held record."""
+    await ensure_no_hold(session, deadline.case_id, "moving its deadlines")
     old_date = deadline.trigger_date.isoformat()
     tasks = {
         t.rule_id or "": t
         for t in await session.scalars(select(Task).where(Task.deadline_id == deadline.id).with_for_update())
     }
-    moved: list[dict[str, Any]] = []
+    moved: list[MovedTask] = []
     now = utcnow()
     for c in computation.computed:
         task = tasks.get(c.rule.id)
@@ -286,6 +294,7 @@ async def deadline_of_case(session: AsyncSession, case: Case, deadline_id: str) 
 async def delete_deadline(session: AsyncSession, principal: Principal, deadline: Deadline) -> list[str]:
     """Remove a saved deadline with its open tasks; tasks already done or cancelled stay on the
     case as its history (unlinked). Returns the ids of the tasks deleted."""
+    await ensure_no_hold(session, deadline.case_id, "deleting its deadlines")
     open_tasks = list(
         await session.scalars(
             select(Task).where(Task.deadline_id == deadline.id, Task.status == "open").with_for_update()

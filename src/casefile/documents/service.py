@@ -196,6 +196,7 @@ async def collect_orphaned_content(runtime: Runtime) -> int:
 async def update_document(
     session: AsyncSession, actor: Principal, document: Document, body: DocumentUpdate
 ) -> Document:
+    await ensure_no_hold(session, document.case_id, "changing its documents")
     values = body.model_dump(exclude_unset=True)
     if "title" in values and not values["title"]:
         raise ValidationFailed.on("title", TITLE_REQUIRED)

@@ -49,6 +49,22 @@ EVENT_NAMES: tuple[str, ...] = (
     "deadline.moved",
     "deadline.deleted",
     "audit.tree_head",
+    "webhook.failing",
+    "webhook.disabled",
+    "time_entry.created",
+    "time_entry.updated",
+    "time_entry.deleted",
+    "expense.created",
+    "invoice.created",
+    "invoice.approved",
+    "invoice.sent",
+    "invoice.paid",
+    "invoice.voided",
+    "invoice.payment_recorded",
+    "trust.deposit",
+    "trust.withdrawal",
+    "trust.transfer",
+    "trust.reversal",
 )
 
 EVENT_GROUPS: frozenset[str] = frozenset(name.split(".", 1)[0] for name in EVENT_NAMES)

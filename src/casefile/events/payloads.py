@@ -9,38 +9,86 @@ from typing import TYPE_CHECKING, Any
 
 from casefile.clock import format_timestamp, utcnow
 
+# Re-exported (`__all__`): emitters import `payloads`.
+from casefile.events.payloads_work import (
+    conflict_check_completed,
+    contact_created,
+    contact_deleted,
+    contact_updated,
+    deadline_deleted,
+    deadline_moved,
+    deadline_saved,
+    note_created,
+    note_deleted,
+    note_updated,
+    party_added,
+    party_removed,
+    task_created,
+    task_deleted,
+    task_updated,
+)
+from casefile.events.schemas import (
+    AiCompleted,
+    AiFailed,
+    AiStarted,
+    BackupCompleted,
+    CaseAccessChanged,
+    CaseAssigned,
+    CaseCreated,
+    CaseDeleted,
+    CasePurged,
+    CaseRestored,
+    CaseStatusChanged,
+    CaseUpdated,
+    DocumentDeleted,
+    DocumentProcessed,
+    DocumentPurged,
+    DocumentRestored,
+    DocumentUpdated,
+    DocumentUploaded,
+    GroupChanged,
+    HoldFields,
+    HoldPlaced,
+    HoldReleased,
+    JobFields,
+    MaintenanceScheduled,
+    SystemErrorData,
+    TreeHead,
+    UserLogin,
+    UserLogout,
+    UserPermissionsChanged,
+    WebhookDisabled,
+    WebhookFailing,
+    WebhookState,
+)
+
 if TYPE_CHECKING:
     from casefile.models import (
         AiJob,
         Case,
-        ConflictCheck,
-        Contact,
-        Deadline,
         Document,
         Group,
         LegalHold,
-        Note,
-        Party,
-        Task,
         User,
     )
 
 
-def _attributes(obj: object, *names: str) -> dict[str, Any]:
-    """The payload fields that are the object's attributes under the same names."""
-    return {name: getattr(obj, name) for name in names}
-
-
-def case_created(case: Case) -> dict[str, Any]:
+def case_created(case: Case) -> CaseCreated:
     return {
         "case_id": case.id,
-        **_attributes(case, "title", "case_number", "case_type", "jurisdiction", "client_name"),
-        **_attributes(case, "status", "priority", "created_by"),
+        "title": case.title,
+        "case_number": case.case_number,
+        "case_type": case.case_type,
+        "jurisdiction": case.jurisdiction,
+        "client_name": case.client_name,
+        "status": case.status,
+        "priority": case.priority,
+        "created_by": case.created_by,
         "created_at": format_timestamp(case.created_at),
     }
 
 
-def case_updated(case: Case, changes: dict[str, dict[str, Any]], updated_by: str | None) -> dict[str, Any]:
+def case_updated(case: Case, changes: dict[str, dict[str, Any]], updated_by: str | None) -> CaseUpdated:
     return {
         "case_id": case.id,
         "case_number": case.case_number,
@@ -50,11 +98,11 @@ def case_updated(case: Case, changes: dict[str, dict[str, Any]], updated_by: str
     }
 
 
-def case_status_changed(case: Case, old: str, new: str, changed_by: str | None) -> dict[str, Any]:
+def case_status_changed(case: Case, old: str, new: str, changed_by: str | None) -> CaseStatusChanged:
     return {"case_id": case.id, "from": old, "to": new, "changed_by": changed_by}
 
 
-def case_assigned(case: Case, user_id: str, assigned_by: str | None) -> dict[str, Any]:
+def case_assigned(case: Case, user_id: str, assigned_by: str | None) -> CaseAssigned:
     return {
         "case_id": case.id,
         "user_id": user_id,
@@ -65,11 +113,11 @@ def case_assigned(case: Case, user_id: str, assigned_by: str | None) -> dict[str
 
 def case_access_changed(
     case: Case, before: dict[str, Any], after: dict[str, Any], changed_by: str | None
-) -> dict[str, Any]:
+) -> CaseAccessChanged:
     return {"case_id": case.id, "from": before, "to": after, "changed_by": changed_by}
 
 
-def group_changed(group: Group, changed_by: str | None) -> dict[str, Any]:
+def group_changed(group: Group, changed_by: str | None) -> GroupChanged:
     return {
         "group_id": group.id,
         "name": group.name,
@@ -78,7 +126,7 @@ def group_changed(group: Group, changed_by: str | None) -> dict[str, Any]:
     }
 
 
-def case_deleted(case: Case, deleted_by: str | None) -> dict[str, Any]:
+def case_deleted(case: Case, deleted_by: str | None) -> CaseDeleted:
     return {
         "case_id": case.id,
         "case_number": case.case_number,
@@ -87,7 +135,7 @@ def case_deleted(case: Case, deleted_by: str | None) -> dict[str, Any]:
     }
 
 
-def case_restored(case: Case, restored_by: str | None, document_ids: list[str]) -> dict[str, Any]:
+def case_restored(case: Case, restored_by: str | None, document_ids: list[str]) -> CaseRestored:
     """`document_ids`: the documents that came back with it (those trashed with the case)."""
     return {
         "case_id": case.id,
@@ -98,7 +146,7 @@ def case_restored(case: Case, restored_by: str | None, document_ids: list[str]) 
     }
 
 
-def case_purged(case: Case, purged_by: str | None, reason: str) -> dict[str, Any]:
+def case_purged(case: Case, purged_by: str | None, reason: str) -> CasePurged:
     """`reason`: `purged` (DELETE /admin/trash/{id}) or `retention` (older than trash_days)."""
     return {
         "case_id": case.id,
@@ -109,45 +157,52 @@ def case_purged(case: Case, purged_by: str | None, reason: str) -> dict[str, Any
     }
 
 
-def _hold(hold: LegalHold) -> dict[str, Any]:
+def _hold(hold: LegalHold) -> HoldFields:
     return {"hold_id": hold.id, "case_id": hold.case_id, "reason": hold.reason}
 
 
-def case_hold_placed(hold: LegalHold) -> dict[str, Any]:
+def case_hold_placed(hold: LegalHold) -> HoldPlaced:
     return {**_hold(hold), "placed_by": hold.created_by, "placed_at": format_timestamp(hold.created_at)}
 
 
-def case_hold_released(hold: LegalHold) -> dict[str, Any]:
+def case_hold_released(hold: LegalHold) -> HoldReleased:
     released_at = format_timestamp(hold.released_at) if hold.released_at else None
     return {**_hold(hold), "released_by": hold.released_by, "released_at": released_at}
 
 
-def user_login(user: User, method: str) -> dict[str, Any]:
+def user_login(user: User, method: str) -> UserLogin:
     return {"user_id": user.id, "email": user.email, "method": method, "at": format_timestamp(utcnow())}
 
 
-def user_logout(user: User) -> dict[str, Any]:
+def user_logout(user: User) -> UserLogout:
     return {"user_id": user.id, "email": user.email, "at": format_timestamp(utcnow())}
 
 
 def user_permissions_changed(
     user: User, changes: dict[str, dict[str, Any]], changed_by: str | None
-) -> dict[str, Any]:
+) -> UserPermissionsChanged:
     return {"user_id": user.id, "email": user.email, "changes": changes, "changed_by": changed_by}
 
 
-def document_uploaded(document: Document) -> dict[str, Any]:
+def document_uploaded(document: Document) -> DocumentUploaded:
     return {
         "document_id": document.id,
-        **_attributes(document, "case_id", "title", "document_type", "tags", "description"),
-        **_attributes(document, "file_size", "file_type", "uploaded_by", "uploaded_via_key"),
+        "case_id": document.case_id,
+        "title": document.title,
+        "document_type": document.document_type,
+        "tags": document.tags,
+        "description": document.description,
+        "file_size": document.file_size,
+        "file_type": document.file_type,
+        "uploaded_by": document.uploaded_by,
+        "uploaded_via_key": document.uploaded_via_key,
         "uploaded_at": format_timestamp(document.uploaded_at),
     }
 
 
 def document_updated(
     document: Document, changes: dict[str, dict[str, Any]], updated_by: str | None
-) -> dict[str, Any]:
+) -> DocumentUpdated:
     return {
         "document_id": document.id,
         "case_id": document.case_id,
@@ -157,7 +212,7 @@ def document_updated(
     }
 
 
-def document_deleted(document: Document, deleted_by: str | None, reason: str) -> dict[str, Any]:
+def document_deleted(document: Document, deleted_by: str | None, reason: str) -> DocumentDeleted:
     return {
         "document_id": document.id,
         "case_id": document.case_id,
@@ -169,7 +224,7 @@ def document_deleted(document: Document, deleted_by: str | None, reason: str) ->
     }
 
 
-def document_restored(document: Document, restored_by: str | None, reason: str) -> dict[str, Any]:
+def document_restored(document: Document, restored_by: str | None, reason: str) -> DocumentRestored:
     """`reason`: `restored` (on its own) or `case_restored` (with its case)."""
     return {
         "document_id": document.id,
@@ -181,7 +236,7 @@ def document_restored(document: Document, restored_by: str | None, reason: str) 
     }
 
 
-def document_purged(document: Document, purged_by: str | None, reason: str) -> dict[str, Any]:
+def document_purged(document: Document, purged_by: str | None, reason: str) -> DocumentPurged:
     """`reason`: `purged`, `case_purged` or `retention`."""
     return {
         "document_id": document.id,
@@ -203,7 +258,7 @@ def system_backup_completed(
     documents: int,
     started_at: str,
     duration_ms: int,
-) -> dict[str, Any]:
+) -> BackupCompleted:
     return {
         "file": file,
         "size_bytes": size_bytes,
@@ -216,7 +271,9 @@ def system_backup_completed(
     }
 
 
-def system_maintenance_scheduled(maintenance: dict[str, Any], scheduled_by: str | None) -> dict[str, Any]:
+def system_maintenance_scheduled(
+    maintenance: dict[str, Any], scheduled_by: str | None
+) -> MaintenanceScheduled:
     return {
         "scheduled_start": maintenance.get("scheduled_start"),
         "scheduled_end": maintenance.get("scheduled_end"),
@@ -227,22 +284,27 @@ def system_maintenance_scheduled(maintenance: dict[str, Any], scheduled_by: str 
 
 def system_error(
     *, request_id: str | None, method: str, path: str, error_type: str, fingerprint: str
-) -> dict[str, Any]:
+) -> SystemErrorData:
     """Only what identifies the failure: never the exception's message, which may hold data."""
-    request = {"request_id": request_id, "method": method, "path": path}
-    failure = {"error_type": error_type, "fingerprint": fingerprint}
-    return {**request, **failure, "occurred_at": format_timestamp(utcnow())}
+    return {
+        "request_id": request_id,
+        "method": method,
+        "path": path,
+        "error_type": error_type,
+        "fingerprint": fingerprint,
+        "occurred_at": format_timestamp(utcnow()),
+    }
 
 
-def _job(job: AiJob) -> dict[str, Any]:
+def _job(job: AiJob) -> JobFields:
     return {"job_id": job.id, "kind": job.kind, "case_id": job.case_id, "document_id": job.document_id}
 
 
-def ai_processing_started(job: AiJob) -> dict[str, Any]:
+def ai_processing_started(job: AiJob) -> AiStarted:
     return {**_job(job), "attempt": job.attempts_made, "started_at": format_timestamp(utcnow())}
 
 
-def ai_processing_completed(job: AiJob, *, status: str, duration_ms: int) -> dict[str, Any]:
+def ai_processing_completed(job: AiJob, *, status: str, duration_ms: int) -> AiCompleted:
     """`status`: `completed`, or `skipped` for a document with no extractable text."""
     return {
         **_job(job),
@@ -252,7 +314,7 @@ def ai_processing_completed(job: AiJob, *, status: str, duration_ms: int) -> dic
     }
 
 
-def ai_processing_failed(job: AiJob, *, reason: str, will_retry: bool) -> dict[str, Any]:
+def ai_processing_failed(job: AiJob, *, reason: str, will_retry: bool) -> AiFailed:
     return {
         **_job(job),
         "reason": reason,
@@ -262,7 +324,7 @@ def ai_processing_failed(job: AiJob, *, reason: str, will_retry: bool) -> dict[s
     }
 
 
-def document_processed(document: Document) -> dict[str, Any]:
+def document_processed(document: Document) -> DocumentProcessed:
     ai = document.ai or {}
     summary = ai.get("summary") or {}
     suggested = ai.get("suggested_type") or {}
@@ -280,143 +342,7 @@ def document_processed(document: Document) -> dict[str, Any]:
     }
 
 
-def contact_created(contact: Contact) -> dict[str, Any]:
-    return {
-        "contact_id": contact.id,
-        **_attributes(contact, "kind", "name", "aliases", "tags", "created_by"),
-        "created_at": format_timestamp(contact.created_at),
-    }
-
-
-def contact_updated(
-    contact: Contact, changes: dict[str, dict[str, Any]], updated_by: str | None
-) -> dict[str, Any]:
-    return {
-        "contact_id": contact.id,
-        "changes": changes,
-        "updated_by": updated_by,
-        "updated_at": format_timestamp(contact.updated_at),
-    }
-
-
-def contact_deleted(contact: Contact, deleted_by: str | None) -> dict[str, Any]:
-    return {
-        "contact_id": contact.id,
-        "name": contact.name,
-        "deleted_by": deleted_by,
-        "deleted_at": format_timestamp(utcnow()),
-    }
-
-
-def _party(party: Party) -> dict[str, Any]:
-    return {"party_id": party.id, **_attributes(party, "case_id", "contact_id", "role")}
-
-
-def party_added(party: Party, added_by: str | None) -> dict[str, Any]:
-    return {
-        **_party(party),
-        "starts_on": party.starts_on.isoformat() if party.starts_on else None,
-        "ends_on": party.ends_on.isoformat() if party.ends_on else None,
-        "conflict_check_id": party.conflict_check_id,
-        "added_by": added_by,
-        "added_at": format_timestamp(party.created_at),
-    }
-
-
-def party_removed(party: Party, removed_by: str | None) -> dict[str, Any]:
-    return {**_party(party), "removed_by": removed_by, "removed_at": format_timestamp(utcnow())}
-
-
-def conflict_check_completed(check: ConflictCheck) -> dict[str, Any]:
-    """How many hits and on which cases, never the names found: a receiver may not be allowed to
-    see every matter (an ethical wall); it fetches the check to see what it may."""
-    return {
-        "conflict_check_id": check.id,
-        "case_id": check.case_id,
-        "names": check.names,
-        "hit_count": len(check.hits),
-        "created_by": check.created_by,
-        "created_at": format_timestamp(check.created_at),
-    }
-
-
-def _note(note: Note) -> dict[str, Any]:
-    """A note's body may be privileged: events carry what it is attached to, never its text."""
-    return {"note_id": note.id, **_attributes(note, "case_id", "contact_id", "author_id", "format", "pinned")}
-
-
-def note_created(note: Note) -> dict[str, Any]:
-    return {**_note(note), "version": note.version, "created_at": format_timestamp(note.created_at)}
-
-
-def note_updated(note: Note, changed: list[str], updated_by: str | None) -> dict[str, Any]:
-    return {
-        **_note(note),
-        "version": note.version,
-        "changed": changed,
-        "updated_by": updated_by,
-        "updated_at": format_timestamp(note.updated_at),
-    }
-
-
-def note_deleted(note: Note, deleted_by: str | None) -> dict[str, Any]:
-    return {**_note(note), "deleted_by": deleted_by, "deleted_at": format_timestamp(utcnow())}
-
-
-def _task(task: Task) -> dict[str, Any]:
-    return {
-        "task_id": task.id,
-        **_attributes(task, "case_id", "title", "assignee_id", "due_at", "priority", "status"),
-        **_attributes(task, "deadline_id", "rule_id"),
-    }
-
-
-def task_created(task: Task) -> dict[str, Any]:
-    return {**_task(task), "created_by": task.created_by, "created_at": format_timestamp(task.created_at)}
-
-
-def task_updated(task: Task, changes: dict[str, dict[str, Any]], updated_by: str | None) -> dict[str, Any]:
-    return {
-        **_task(task),
-        "changes": changes,
-        "updated_by": updated_by,
-        "updated_at": format_timestamp(task.updated_at),
-    }
-
-
-def task_deleted(task: Task, deleted_by: str | None) -> dict[str, Any]:
-    return {**_task(task), "deleted_by": deleted_by, "deleted_at": format_timestamp(utcnow())}
-
-
-def _deadline(deadline: Deadline) -> dict[str, Any]:
-    return {
-        "deadline_id": deadline.id,
-        **_attributes(deadline, "case_id", "rule_set", "rule_set_version", "trigger"),
-        "trigger_date": deadline.trigger_date.isoformat(),
-    }
-
-
-def deadline_saved(deadline: Deadline, tasks: list[Task], saved_by: str | None) -> dict[str, Any]:
-    return {
-        **_deadline(deadline),
-        "tasks": [{"task_id": t.id, "rule_id": t.rule_id, "due_at": t.due_at} for t in tasks],
-        "saved_by": saved_by,
-    }
-
-
-def deadline_moved(
-    deadline: Deadline, old_date: str, moved: list[dict[str, Any]], moved_by: str | None
-) -> dict[str, Any]:
-    """`moved`: `{task_id, rule_id, from, to}` for each task whose due date changed."""
-    return {**_deadline(deadline), "from": old_date, "tasks": moved, "moved_by": moved_by}
-
-
-def deadline_deleted(deadline: Deadline, task_ids: list[str], deleted_by: str | None) -> dict[str, Any]:
-    """`task_ids`: the open tasks deleted with it (done and cancelled ones stay)."""
-    return {**_deadline(deadline), "deleted_tasks": task_ids, "deleted_by": deleted_by}
-
-
-def audit_tree_head(head: dict[str, Any]) -> dict[str, Any]:
+def audit_tree_head(head: dict[str, Any]) -> TreeHead:
     """A signed tree head of the audit log, as `GET /audit/tree-heads/latest` shows it: a firm
     that keeps these outside Casefile can later prove the log was not rewritten."""
     return {
@@ -427,3 +353,61 @@ def audit_tree_head(head: dict[str, Any]) -> dict[str, Any]:
         "key_id": head["key_id"],
         "signature": head["signature"],
     }
+
+
+def webhook_failing(state: WebhookState) -> WebhookFailing:
+    """`state`: the webhook's id, name, url, `failing_since`, `consecutive_failures`, and its last
+    attempt's `last_status_code` and `last_error` (`webhooks.circuit`)."""
+    return {**state, "at": format_timestamp(utcnow())}
+
+
+def webhook_disabled(state: WebhookState, reason: str) -> WebhookDisabled:
+    return {**state, "reason": reason, "disabled_at": format_timestamp(utcnow())}
+
+
+__all__ = [
+    "ai_processing_completed",
+    "ai_processing_failed",
+    "ai_processing_started",
+    "audit_tree_head",
+    "case_access_changed",
+    "case_assigned",
+    "case_created",
+    "case_deleted",
+    "case_hold_placed",
+    "case_hold_released",
+    "case_purged",
+    "case_restored",
+    "case_status_changed",
+    "case_updated",
+    "conflict_check_completed",
+    "contact_created",
+    "contact_deleted",
+    "contact_updated",
+    "deadline_deleted",
+    "deadline_moved",
+    "deadline_saved",
+    "document_deleted",
+    "document_processed",
+    "document_purged",
+    "document_restored",
+    "document_updated",
+    "document_uploaded",
+    "group_changed",
+    "note_created",
+    "note_deleted",
+    "note_updated",
+    "party_added",
+    "party_removed",
+    "system_backup_completed",
+    "system_error",
+    "system_maintenance_scheduled",
+    "task_created",
+    "task_deleted",
+    "task_updated",
+    "user_login",
+    "user_logout",
+    "user_permissions_changed",
+    "webhook_disabled",
+    "webhook_failing",
+]

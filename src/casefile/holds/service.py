@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile.access.matter import ensure_outside_walls
 from casefile.audit import service as audit
 from casefile.auth.permissions import Principal
 from casefile.clock import utcnow
@@ -37,8 +38,10 @@ async def list_holds(session: AsyncSession, case: Case, query: ListQuery) -> Pag
 
 async def release_hold(session: AsyncSession, actor: Principal, hold_id: str) -> LegalHold:
     """Release an active hold (emits `case.hold_released`); releasing a released hold changes
-    nothing and emits nothing."""
+    nothing and emits nothing. A hold on a matter the administrator is walled off from is 404,
+    as if it did not exist (docs/api-conventions.md#administrators-behind-walls)."""
     hold = await get_or_404(session, LegalHold, hold_id, "Legal hold not found")
+    await ensure_outside_walls(session, actor, hold.case_id, "Legal hold not found")
     if hold.released_at is None:
         hold.released_at = utcnow()
         hold.released_by = actor.actor_id

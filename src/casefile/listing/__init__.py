@@ -19,7 +19,14 @@ grows and is read newest first while it grows (the audit trail) take a cursor on
 """
 
 from casefile.listing.paging import fetch_next, fetch_page
-from casefile.listing.params import cursor_query, fields_query, list_query, parse_fields, project
+from casefile.listing.params import (
+    build_list_query,
+    cursor_query,
+    fields_query,
+    list_query,
+    parse_fields,
+    project,
+)
 from casefile.listing.spec import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
@@ -56,6 +63,7 @@ __all__ = [
     "SearchCondition",
     "any_of",
     "any_of_ignoring_case",
+    "build_list_query",
     "cursor_query",
     "fetch_next",
     "fetch_page",

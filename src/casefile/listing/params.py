@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 from fastapi import Query
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema, create_model
 
 from casefile.errors import ErrorDetail, ValidationFailed
 from casefile.listing.cursors import decode_cursor, list_scope
@@ -116,6 +116,23 @@ def list_query(spec: ListSpec) -> Callable[..., Awaitable[ListQuery]]:
         return _list_query(spec, params.model_dump())  # type: ignore[attr-defined]
 
     return dependency
+
+
+_BUILT_MODELS: dict[int, type[BaseModel]] = {}
+
+
+def build_list_query(spec: ListSpec, params: dict[str, str]) -> ListQuery:
+    """A list's query from plain parameters (the web app's pages, whose URLs carry the same
+    parameters as the API's), with exactly the checks of `list_query`."""
+    model = _BUILT_MODELS.get(id(spec))
+    if model is None:
+        model = _BUILT_MODELS[id(spec)] = _parameters_model(spec)
+    try:
+        parsed = model.model_validate(params)
+    except ValidationError as exc:
+        details = [ErrorDetail(".".join(map(str, e["loc"])), e["msg"]) for e in exc.errors()]
+        raise ValidationFailed(details=details) from None
+    return _list_query(spec, parsed.model_dump())
 
 
 def _list_query(spec: ListSpec, params: dict[str, Any]) -> ListQuery:

@@ -15,6 +15,18 @@ from casefile.models.audit import (
     AuditTreeNode,
 )
 from casefile.models.auth import AuthSession, RefreshToken, RevokedSession
+from casefile.models.billing import (
+    ENTRY_STATES,
+    INVOICE_STATES,
+    BillingRate,
+    Expense,
+    Invoice,
+    InvoiceCounter,
+    InvoiceLine,
+    InvoicePayment,
+    TimeEntry,
+    Timer,
+)
 from casefile.models.calendar_feed import CalendarToken
 from casefile.models.cases import Case, CaseAssignee, CaseGrant, CaseNumberCounter, CaseWall
 from casefile.models.config import CONFIG_ROW_ID, SystemConfig
@@ -25,20 +37,25 @@ from casefile.models.documents import Blob, Document, document_not_trashed
 from casefile.models.events import Event
 from casefile.models.groups import Group, GroupMember
 from casefile.models.holds import LegalHold
+from casefile.models.idempotency import IdempotencyKey
 from casefile.models.notes import Note, NoteVersion
 from casefile.models.search import Passage
 from casefile.models.tasks import Task
 from casefile.models.trash import TrashItem
+from casefile.models.trust import TRUST_KINDS, TrustBalance, TrustEntry
 from casefile.models.users import ROLES, User
-from casefile.models.webhooks import DELIVERY_STATUSES, Delivery, DeliveryAttempt, Webhook
+from casefile.models.webhooks import DELIVERY_STATUSES, Delivery, DeliveryAttempt, Webhook, WebhookRecovery
 
 __all__ = [
     "CONFIG_ROW_ID",
     "DELIVERY_STATUSES",
+    "ENTRY_STATES",
+    "INVOICE_STATES",
     "JOB_KINDS",
     "JOB_STATUSES",
     "PREVIOUS_RELEASE_SEQ_BASE",
     "ROLES",
+    "TRUST_KINDS",
     "AiJob",
     "ApiKey",
     "AuditEntry",
@@ -48,6 +65,7 @@ __all__ = [
     "AuditTreeNode",
     "AuthSession",
     "Base",
+    "BillingRate",
     "Blob",
     "CalendarToken",
     "Case",
@@ -64,8 +82,14 @@ __all__ = [
     "DeliveryAttempt",
     "Document",
     "Event",
+    "Expense",
     "Group",
     "GroupMember",
+    "IdempotencyKey",
+    "Invoice",
+    "InvoiceCounter",
+    "InvoiceLine",
+    "InvoicePayment",
     "LegalHold",
     "Note",
     "NoteVersion",
@@ -75,8 +99,13 @@ __all__ = [
     "RevokedSession",
     "SystemConfig",
     "Task",
+    "TimeEntry",
+    "Timer",
     "TrashItem",
+    "TrustBalance",
+    "TrustEntry",
     "User",
     "Webhook",
+    "WebhookRecovery",
     "document_not_trashed",
 ]

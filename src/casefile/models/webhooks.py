@@ -28,6 +28,15 @@ class Webhook(Base):
     created_by: Mapped[str | None] = mapped_column(String(40))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # The circuit (`webhooks.circuit`): since when every attempt failed, how many in a row, how many
+    # `webhook.failing` warnings went out, and why the circuit disabled it (None: it did not).
+    failing_since: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    consecutive_failures: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    failing_warnings: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    disabled_reason: Mapped[str | None] = mapped_column(Text)
+    # Only the events of these matters / of matters of these types (None: every event).
+    case_ids: Mapped[list[str] | None] = mapped_column(JSON)
+    case_types: Mapped[list[str] | None] = mapped_column(JSON)
 
 
 DELIVERY_STATUSES = ("pending", "retrying", "succeeded", "dead")
@@ -75,3 +84,27 @@ class DeliveryAttempt(Base):
     success: Mapped[bool | None] = mapped_column(Boolean)
     error: Mapped[str | None] = mapped_column(Text)
     response_body: Mapped[str | None] = mapped_column(Text)
+    # Cut off by the worker's crash (its lease ran out): not one of the delivery's tries.
+    interrupted: Mapped[bool] = mapped_column(Boolean, default=False, server_default="false")
+
+
+RECOVERY_STATUSES = ("running", "completed", "failed")
+
+
+class WebhookRecovery(Base):
+    """`POST /admin/webhooks/{id}/recover`: re-queue a webhook's failed and dead deliveries made in
+    a window, in bounded batches, with its progress (`webhooks.recovery`)."""
+
+    __tablename__ = "webhook_recoveries"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True, default=lambda: new_id("rcv"))
+    webhook_id: Mapped[str] = mapped_column(ForeignKey("webhooks.id", ondelete="CASCADE"), index=True)
+    since: Mapped[datetime] = mapped_column(UTCDateTime)
+    until: Mapped[datetime] = mapped_column(UTCDateTime)
+    status: Mapped[str] = mapped_column(String(20), default="running")
+    total: Mapped[int] = mapped_column(Integer, default=0)
+    requeued: Mapped[int] = mapped_column(Integer, default=0)
+    error: Mapped[str | None] = mapped_column(Text)
+    created_by: Mapped[str | None] = mapped_column(String(40))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

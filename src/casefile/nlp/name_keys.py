@@ -7,6 +7,12 @@ dropped), with `&` as "and", inner periods, apostrophes and hyphens removed (so 
 and "O'Brien" is "obrien"), any other punctuation as a space, and without the words of
 `data/name_match_noise.txt` (legal forms such as "Inc." or "GmbH", and "the"), the words in
 alphabetical order. A name made only of such words keeps them, so "The Company" still has a key.
+
+Before all that (once case-folded), letters that look alike are folded to one prototype (Unicode
+TR39 skeletons, `disarm.skeleton_key`): "Acme" written with a Cyrillic A (U+0410) and c (U+0441) is "acme",
+as are its full-width letters and "Ac\u200bme" with a zero-width space, so a look-alike spelling
+cannot slip past a conflict check. Keys stored in the database are recomputed when this changes
+(migration 0018).
 """
 
 from __future__ import annotations
@@ -14,6 +20,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
+
+from disarm import skeleton_key
 
 from .resources import word_list
 
@@ -48,8 +56,10 @@ _NOISE_WORDS, _NOISE_PHRASES = _noise()
 
 def name_words(name: str) -> list[str]:
     """The words of `name`, normalised (see the module's explanation), noise words included."""
-    # Joining marks go first: NFKD would make a spacing acute accent (U+00B4) a space and a mark.
-    text = unicodedata.normalize("NFKD", _JOINING.sub("", name))
+    # Case-folded first: a skeleton tells "I" from "i" (capital I looks like l), and names match
+    # whatever their case. Then look-alikes (the TR39 skeleton; invisible characters go), then
+    # joining marks: NFKD would make a spacing acute accent (U+00B4) a space and a mark.
+    text = unicodedata.normalize("NFKD", _JOINING.sub("", skeleton_key(name.casefold())))
     text = "".join(c for c in text if not unicodedata.combining(c)).casefold().translate(_FOLDED)
     text = text.replace("&", " and ")
     return _OTHER.sub(" ", text).split()

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile.access.holds import ensure_no_hold
 from casefile.access.matter import Level, case_for, require_level
 from casefile.audit import service as audit
 from casefile.auth.permissions import Permission, Principal
@@ -122,6 +123,8 @@ async def note_for(session: AsyncSession, principal: Principal, note_id: str, ac
 
 
 async def update_note(session: AsyncSession, actor: Principal, note: Note, body: NoteUpdate) -> Note:
+    if note.case_id is not None:
+        await ensure_no_hold(session, note.case_id, "changing its notes")
     values = body.model_dump(exclude_unset=True)
     if "body" in values and (values["body"] is None or not values["body"].strip()):
         raise ValidationFailed.on("body", BODY_REQUIRED)
@@ -147,6 +150,8 @@ async def update_note(session: AsyncSession, actor: Principal, note: Note, body:
 
 
 async def delete_note(session: AsyncSession, actor: Principal, note: Note) -> None:
+    if note.case_id is not None:  # the note and its history are part of the held record
+        await ensure_no_hold(session, note.case_id, "deleting its notes")
     await emit(session, "note.deleted", payloads.note_deleted(note, actor.actor_id))
     await session.delete(note)
     await session.flush()

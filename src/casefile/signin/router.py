@@ -42,9 +42,15 @@ async def login(body: LoginRequest, session: SessionDep, runtime: RuntimeDep) ->
 
 
 @router.post("/refresh", response_model=Envelope[TokenOut], dependencies=[LimitByClientIp])
-async def refresh(body: RefreshRequest, session: SessionDep, runtime: RuntimeDep) -> JSONResponse:
-    """Exchange a refresh token (single use) for a new access token and a new refresh token."""
-    return _tokens(await service.refresh(session, runtime, refresh_token=body.refresh_token))
+async def refresh(
+    request: Request, body: RefreshRequest, session: SessionDep, runtime: RuntimeDep
+) -> JSONResponse:
+    """Exchange a refresh token (single use) for a new access token and a new refresh token. The
+    same token again within 10 seconds from the same client (address and user agent), before the
+    new one is used, is a retry and gets the same pair; any other reuse revokes the session."""
+    address = request.client.host if request.client else ""
+    client = service.client_fingerprint(address, request.headers.get("user-agent", ""))
+    return _tokens(await service.refresh(session, runtime, refresh_token=body.refresh_token, client=client))
 
 
 @router.post("/logout", response_model=Envelope[LogoutOut])

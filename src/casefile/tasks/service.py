@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile.access.holds import ensure_no_hold
 from casefile.access.matter import Level, row_in_case, visible_to
 from casefile.audit import service as audit
 from casefile.auth.permissions import Principal
@@ -107,6 +108,7 @@ async def create_task(session: AsyncSession, principal: Principal, case: Case, b
 
 
 async def update_task(session: AsyncSession, principal: Principal, task: Task, body: TaskUpdate) -> Task:
+    await ensure_no_hold(session, task.case_id, "changing its tasks")
     values = body.model_dump(exclude_unset=True)
     problems = [name for name in ("title", "priority", "status") if name in values and values[name] is None]
     if problems:
@@ -140,6 +142,7 @@ async def update_task(session: AsyncSession, principal: Principal, task: Task, b
 
 
 async def delete_task(session: AsyncSession, principal: Principal, task: Task) -> None:
+    await ensure_no_hold(session, task.case_id, "deleting its tasks")
     await emit(session, "task.deleted", payloads.task_deleted(task, principal.actor_id))
     await session.delete(task)
     await session.flush()

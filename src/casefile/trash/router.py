@@ -24,11 +24,14 @@ TrashListQuery = Annotated[ListQuery, Depends(list_query(TRASH_LIST))]
 
 
 @router.get("", response_model=PageEnvelope[TrashItemOut])
-async def list_trash(session: SessionDep, runtime: RuntimeDep, query: TrashListQuery) -> JSONResponse:
+async def list_trash(
+    admin: AdminPrincipal, session: SessionDep, runtime: RuntimeDep, query: TrashListQuery
+) -> JSONResponse:
     """Deleted cases and documents (a case's documents go with it), most recently deleted first;
-    `purge_after` is when the retention purge removes the item (`retention.trash_days`)."""
+    `purge_after` is when the retention purge removes the item (`retention.trash_days`). Items of
+    a matter the caller is walled off from are left out."""
     days = await service.trash_days(session, runtime)
-    page = await service.list_trash(session, query)
+    page = await service.list_trash(session, admin, query)
     return envelope.listed(page, query, lambda item: TrashItemOut.dump_item(item, days))
 
 
@@ -48,5 +51,6 @@ async def purge(
 ) -> JSONResponse:
     """Purge now: the case (with all its documents) or document, and its content, for good. Emits
     `document.purged` / `case.purged`. 409 `LEGAL_HOLD` while the case is under a legal hold."""
+    await service.walled_item_check(session, admin, item_id)
     await service.purge(session, runtime, item_id, purged_by=admin.actor_id)
     return envelope.deleted(item_id)

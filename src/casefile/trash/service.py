@@ -15,7 +15,9 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.access.holds import ensure_no_hold, lock_case
+from casefile.access.matter import ensure_outside_walls, outside_walls
 from casefile.auth.permissions import Principal
+from casefile.billing.repository import financial_records
 from casefile.clock import utcnow
 from casefile.config.service import load as load_config
 from casefile.db import is_write_session
@@ -38,8 +40,16 @@ async def trash_days(session: AsyncSession, runtime: Runtime) -> int:
     return (await load_config(session, runtime.settings)).retention.trash_days
 
 
-async def list_trash(session: AsyncSession, query: ListQuery) -> Page[TrashItem]:
-    return await fetch_page(session, TRASH_LIST, query)
+async def list_trash(session: AsyncSession, reader: Principal, query: ListQuery) -> Page[TrashItem]:
+    """The trash, without the items of matters the reader is walled off from."""
+    return await fetch_page(session, TRASH_LIST, query, conditions=[outside_walls(reader, TrashItem.case_id)])
+
+
+async def walled_item_check(session: AsyncSession, reader: Principal, item_id: str) -> None:
+    """404 "Not in the trash" for a case, or a document of a case, the reader is walled off
+    from: as for an item that is not there (docs/api-conventions.md#administrators-behind-walls)."""
+    case_id = await session.scalar(select(Document.case_id).where(Document.id == item_id)) or item_id
+    await ensure_outside_walls(session, reader, case_id, "Not in the trash")
 
 
 async def _item(session: AsyncSession, item_id: str) -> Case | Document:
@@ -67,6 +77,7 @@ async def _item(session: AsyncSession, item_id: str) -> Case | Document:
 async def restore(session: AsyncSession, actor: Principal, item_id: str) -> Case | Document:
     """Take a case (with the documents deleted with it) or a document out of the trash. Emits
     `case.restored` and `document.restored` for each document that comes back."""
+    await walled_item_check(session, actor, item_id)
     item = await _item(session, item_id)
     if isinstance(item, Document):
         case = await session.get(Case, item.case_id)
@@ -117,6 +128,9 @@ async def _purge(
         await documents_service.purge_documents(session, runtime, [item], purged_by=purged_by, reason=reason)
         return
     await ensure_no_hold(session, item.id, "purging the case")
+    # Accounting records outlive the matter: purging it would delete them (docs/billing.md).
+    if reason_kept := await financial_records(session, item.id):
+        raise Conflict(f"The case cannot be purged: {reason_kept}")
     documents = await documents_service.documents_of_case(session, item.id, include_trashed=True)
     document_reason = "retention" if reason == "retention" else "case_purged"
     await documents_service.purge_documents(

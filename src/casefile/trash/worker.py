@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import logging
 
+from casefile import idempotency
 from casefile.runtime import Runtime
 from casefile.trash.service import purge_expired
 
@@ -29,5 +30,9 @@ class RetentionWorker:
                 await purge_expired(self.runtime)
             except Exception:
                 log.exception("the retention purge failed; trying again at the next sweep")
+            try:
+                await idempotency.purge_expired(self.runtime)
+            except Exception:
+                log.exception("removing expired idempotency keys failed; trying again at the next sweep")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), timeout=self.interval)

@@ -18,6 +18,7 @@ signing secrets.
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -63,6 +64,8 @@ class Outcome:
     status_code: int | None
     error: str | None
     response_body: str | None
+    # Seconds the receiver asked us to wait (429 or 503 with `Retry-After`): a delay, not a failed try.
+    retry_after: float | None = None
 
     @property
     def success(self) -> bool:
@@ -146,6 +149,7 @@ async def attempt(client: httpx.AsyncClient, claim: Claim, timeout: float) -> Ou
     }
     status_code: int | None = None
     error: str | None = None
+    retry_after: float | None = None
     head = b""
     request: httpx.Request | None
     try:
@@ -160,6 +164,8 @@ async def attempt(client: httpx.AsyncClient, claim: Claim, timeout: float) -> Ou
                 response = await client.send(request, stream=True)  # as `client.stream` does
                 try:
                     status_code = response.status_code
+                    if status_code in (429, 503):
+                        retry_after = parse_retry_after(response.headers.get("retry-after"))
                     async for chunk in response.aiter_raw():
                         head += chunk
                         if len(head) >= RESPONSE_READ_LIMIT:
@@ -181,4 +187,24 @@ async def attempt(client: httpx.AsyncClient, claim: Claim, timeout: float) -> Ou
         status_code=status_code,
         error=error,
         response_body=head[:RESPONSE_KEEP].decode("utf-8", "replace") if head else None,
+        retry_after=retry_after,
     )
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """`Retry-After` as seconds from now (delay-seconds or an HTTP date, RFC 9110 §10.2.3), at
+    most the delivery deadline; None if absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        seconds = float(value)
+    else:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:
+            return None
+        seconds = (when - utcnow()).total_seconds()
+    return min(max(seconds, 0.0), DELIVERY_DEADLINE.total_seconds())

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from casefile.clock import utcnow
 from casefile.db import UTCDateTime
 from casefile.runtime import Runtime
+from casefile.webhooks import circuit
 from casefile.webhooks.delivery import DELIVERY_DEADLINE, Claim, Outcome, retry_delay
 
 # The statements that claim and record a batch, whatever its size, join or insert a table of rows
@@ -35,9 +36,11 @@ _FATE: Columns = (
     ("next_attempt_at", UTCDateTime()),
     ("status_code", Integer()),
     ("error", Text()),
+    ("refund", Integer()),
 )
 _RESULT: Columns = (
     ("id", String()),
+    ("lease_token", Integer()),
     ("duration_ms", Integer()),
     ("status_code", Integer()),
     ("success", Boolean()),
@@ -80,8 +83,10 @@ def _record_fates(n: int) -> TextClause:
         "UPDATE deliveries SET status = fate.status, lease_expires_at = NULL, "
         "last_status_code = fate.status_code, last_error = fate.error, updated_at = :now, "
         "succeeded_at = CASE WHEN fate.status = 'succeeded' THEN :now ELSE deliveries.succeeded_at END, "
-        "next_attempt_at = COALESCE(fate.next_attempt_at, deliveries.next_attempt_at) "
-        "FROM fate WHERE deliveries.id = fate.id AND deliveries.lease_token = fate.lease_token"
+        "next_attempt_at = COALESCE(fate.next_attempt_at, deliveries.next_attempt_at), "
+        "max_attempts = deliveries.max_attempts + fate.refund "
+        "FROM fate WHERE deliveries.id = fate.id AND deliveries.lease_token = fate.lease_token "
+        "RETURNING deliveries.id"
     ).bindparams(*binds, bindparam("now", type_=UTCDateTime()))
 
 
@@ -92,7 +97,11 @@ def _record_results(n: int) -> TextClause:
         f"WITH result ({', '.join(name for name, _ in _RESULT)}) AS (VALUES {rows}) "  # noqa: S608
         "UPDATE delivery_attempts SET finished_at = :now, duration_ms = result.duration_ms, "
         "status_code = result.status_code, success = result.success, error = result.error, "
-        "response_body = result.response_body FROM result WHERE delivery_attempts.id = result.id"
+        "response_body = result.response_body FROM result WHERE delivery_attempts.id = result.id "
+        # Fenced like the delivery: a claim that lost its lease (its attempt was closed as
+        # interrupted by the take-over) never overwrites that record, nor another's.
+        "AND delivery_attempts.finished_at IS NULL AND EXISTS (SELECT 1 FROM deliveries "
+        "WHERE deliveries.id = delivery_attempts.delivery_id AND deliveries.lease_token = result.lease_token)"
     ).bindparams(*binds, bindparam("now", type_=UTCDateTime()))
 
 
@@ -109,19 +118,33 @@ async def record_batch(runtime: Runtime, outcomes: list[tuple[Claim, Outcome]]) 
     # Rows in delivery-id order, so two batches that share rows (only a stale claim and its
     # take-over can) rarely deadlock; the worker retries a failed batch one outcome at a time.
     for claim, outcome in sorted(outcomes, key=lambda item: item[0].delivery_id):
-        status, next_at = "succeeded", None
-        if not outcome.success:
+        status, next_at, refund = "succeeded", None, 0
+        if outcome.retry_after is not None:
+            # The receiver asked for time (429/503 with Retry-After): not one of the tries.
+            status, next_at, refund = "retrying", now + timedelta(seconds=outcome.retry_after), 1
+            if next_at > claim.first_attempt_at + DELIVERY_DEADLINE:
+                status, next_at, refund = "dead", None, 0
+        elif not outcome.success:
             next_at = now + timedelta(seconds=retry_delay(claim.retry_policy, claim.attempt))
             if claim.attempt >= claim.max_attempts or next_at > claim.first_attempt_at + DELIVERY_DEADLINE:
                 status, next_at = "dead", None
             else:
                 status = "retrying"
         fates.append(
-            (claim.delivery_id, claim.lease_token, status, next_at, outcome.status_code, outcome.error)
+            (
+                claim.delivery_id,
+                claim.lease_token,
+                status,
+                next_at,
+                outcome.status_code,
+                outcome.error,
+                refund,
+            )
         )
         results.append(
             (
                 claim.attempt_id,
+                claim.lease_token,
                 outcome.duration_ms,
                 outcome.status_code,
                 outcome.success,
@@ -133,8 +156,26 @@ async def record_batch(runtime: Runtime, outcomes: list[tuple[Claim, Outcome]]) 
     async with runtime.db.transaction(write=True) as session:
         # Deliveries first, then attempts: a concurrent claim locks a delivery and then updates its
         # lost attempt, so taking the locks in the same order means the two never deadlock.
-        await session.execute(_record_fates(n), {"now": now, **_row_params("f", _FATE, fates)})
+        fenced = await session.execute(_record_fates(n), {"now": now, **_row_params("f", _FATE, fates)})
+        held = set(fenced.scalars())
         await session.execute(_record_results(n), {"now": now, **_row_params("r", _RESULT, results)})
+        # Only the outcomes of claims that still held their lease count for their webhook's circuit.
+        circuit_results = [
+            circuit.Result(
+                claim.webhook_id, outcome.started_at, _kind(outcome), outcome.status_code, outcome.error
+            )
+            for claim, outcome in outcomes
+            if claim.delivery_id in held
+        ]
+        await circuit.note(session, runtime.settings, circuit_results, now)
+
+
+def _kind(outcome: Outcome) -> str:
+    if outcome.success:
+        return "success"
+    if outcome.retry_after is not None:
+        return "deferred"
+    return "gone" if outcome.status_code == 410 else "failure"
 
 
 async def record_outcome(runtime: Runtime, claim: Claim, outcome: Outcome) -> None:

@@ -6,16 +6,20 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
 from casefile import envelope
-from casefile.auth.dependencies import AdminPrincipal
+from casefile.auth.dependencies import AdminPrincipal, CurrentPrincipal
 from casefile.envelope import DeletedOut, Envelope, PageEnvelope
+from casefile.events.event_types import event_types
 from casefile.listing import ListQuery, list_query
 from casefile.request_scope import RuntimeDep, SessionDep
-from casefile.webhooks import service
+from casefile.webhooks import recovery, service
 from casefile.webhooks.dependencies import DeliveryInPath, WebhookInPath
 from casefile.webhooks.repository import DELIVERY_LIST, WEBHOOK_DELIVERY_LIST, WEBHOOK_LIST
 from casefile.webhooks.schemas import (
     DeliveryDetail,
     DeliveryOut,
+    EventTypeOut,
+    RecoverDeliveries,
+    RecoveryOut,
     RotateSecret,
     TestDelivery,
     TestOutcome,
@@ -94,19 +98,40 @@ async def test_webhook(
     return envelope.ok({"delivery": delivery, "attempt": attempt})
 
 
+@router.post("/webhooks/{webhook_id}/recover", response_model=Envelope[RecoveryOut], status_code=202)
+async def recover_deliveries(
+    webhook_id: str, body: RecoverDeliveries, admin: AdminPrincipal, session: SessionDep, runtime: RuntimeDep
+) -> JSONResponse:
+    """Re-queue every failed or dead delivery of this webhook made in `[since, until)` (after an
+    outage), as a job: 202 with its progress, read again at its `Location`."""
+    webhook = await service.get_webhook(session, webhook_id)
+    started = await recovery.start_recovery(session, runtime, admin, webhook, body)
+    return envelope.accepted(recovery.recovery_out(started))
+
+
+@router.get("/webhook-recoveries/{recovery_id}", response_model=Envelope[RecoveryOut])
+async def get_recovery(recovery_id: str, session: SessionDep) -> JSONResponse:
+    return envelope.ok(recovery.recovery_out(await recovery.get_recovery(session, recovery_id)))
+
+
 @router.get("/webhooks/{webhook_id}/deliveries", response_model=PageEnvelope[DeliveryOut])
 async def webhook_deliveries(
-    webhook_id: str, session: SessionDep, query: WebhookDeliveryListQuery
+    webhook_id: str, admin: AdminPrincipal, session: SessionDep, query: WebhookDeliveryListQuery
 ) -> JSONResponse:
+    """The webhook's deliveries (those of events about a matter the caller is walled off from
+    left out)."""
     webhook = await service.get_webhook(session, webhook_id)
-    deliveries = await service.list_deliveries(session, query, webhook=webhook)
+    deliveries = await service.list_deliveries(session, admin, query, webhook=webhook)
     return envelope.listed(deliveries, query, service.delivery_out)
 
 
 @router.get("/deliveries", response_model=PageEnvelope[DeliveryOut])
-async def list_deliveries(session: SessionDep, query: DeliveryListQuery) -> JSONResponse:
-    """Every delivery; `status=dead` is the dead-letter queue."""
-    return envelope.listed(await service.list_deliveries(session, query), query, service.delivery_out)
+async def list_deliveries(
+    admin: AdminPrincipal, session: SessionDep, query: DeliveryListQuery
+) -> JSONResponse:
+    """Every delivery; `status=dead` is the dead-letter queue. Deliveries of events about a matter
+    the caller is walled off from are left out (docs/api-conventions.md#administrators-behind-walls)."""
+    return envelope.listed(await service.list_deliveries(session, admin, query), query, service.delivery_out)
 
 
 @router.get("/deliveries/{delivery_id}", response_model=Envelope[DeliveryDetail])
@@ -120,3 +145,14 @@ async def get_delivery(delivery: DeliveryInPath) -> JSONResponse:
 async def retry_delivery(delivery: DeliveryInPath, session: SessionDep, runtime: RuntimeDep) -> JSONResponse:
     """Send a dead or waiting delivery again now, with a fresh attempt budget."""
     return envelope.ok(service.delivery_out(await service.retry_delivery(session, runtime, delivery)))
+
+
+# Outside /admin: any authenticated caller may read the catalogue, to write a receiver.
+catalogue_router = APIRouter(tags=["webhooks"])
+
+
+@catalogue_router.get("/webhook-event-types", response_model=Envelope[list[EventTypeOut]])
+async def list_event_types(_caller: CurrentPrincipal) -> JSONResponse:
+    """Every event a webhook can subscribe to, with its description and the JSON Schema of its
+    `data`, generated from the types its payload is built with."""
+    return envelope.ok(event_types())

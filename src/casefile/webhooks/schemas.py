@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, Field, WithJsonSchema, field_validator
+from pydantic import AwareDatetime, BaseModel, Field, WithJsonSchema, field_validator
 
 from casefile.config.schemas import RetryPolicy
 from casefile.events.catalogue import EVENT_GROUPS, EVENT_NAMES
@@ -30,6 +30,20 @@ Subscription = Annotated[
 ]
 
 Url = Field(min_length=1, max_length=2048)
+CaseIds = Field(
+    default=None,
+    min_length=1,
+    max_length=1000,
+    description="Only the events of these matters (events without a matter are not sent)",
+)
+CaseTypes = Field(
+    default=None,
+    min_length=1,
+    max_length=100,
+    description="Only the events of matters of these types (any letter case)",
+)
+CaseId = Annotated[str, Field(min_length=1, max_length=40)]
+CaseType = Annotated[str, Field(min_length=1, max_length=100)]
 Secret = Field(min_length=16, max_length=256, description="Used to sign deliveries; write-only")
 
 
@@ -40,6 +54,8 @@ class WebhookCreate(InModel):
     secret: str = Secret
     active: bool = True
     retry_policy: RetryPolicy | None = None
+    case_ids: list[CaseId] | None = CaseIds
+    case_types: list[CaseType] | None = CaseTypes
 
     _events = field_validator("events")(_valid_subscriptions)
 
@@ -51,8 +67,12 @@ class WebhookUpdate(InModel):
     url: str | None = Field(default=None, min_length=1, max_length=2048)
     events: list[Subscription] | None = Field(default=None, min_length=1, max_length=100)
     secret: str | None = Field(default=None, min_length=16, max_length=256)
-    active: bool | None = None
+    active: bool | None = Field(
+        default=None, description="A webhook its circuit disabled is enabled by a successful test, not here"
+    )
     retry_policy: dict[str, Any] | None = None
+    case_ids: list[CaseId] | None = CaseIds
+    case_types: list[CaseType] | None = CaseTypes
 
     @field_validator("events")
     @classmethod
@@ -84,6 +104,13 @@ class WebhookOut(OutModel):
     events: list[str]
     active: bool
     retry_policy: RetryPolicy
+    case_ids: list[str] | None
+    case_types: list[str] | None
+    failing_since: Timestamp | None = Field(description="Since when every attempt failed (None: healthy)")
+    consecutive_failures: int
+    disabled_reason: str | None = Field(
+        description="Why its circuit disabled it (None: it did not); a successful test enables it again"
+    )
     created_at: Timestamp
     updated_at: Timestamp
 
@@ -97,6 +124,9 @@ class AttemptOut(OutModel):
     success: bool | None
     error: str | None
     response_body: str | None
+    interrupted: bool = Field(
+        default=False, description="Cut off by the worker's crash: not one of the delivery's tries"
+    )
 
 
 class DeliveryOut(OutModel):
@@ -126,3 +156,29 @@ class DeliveryDetail(DeliveryOut):
 class TestOutcome(BaseModel):
     delivery: DeliveryDetail
     attempt: AttemptOut
+
+
+class RecoverDeliveries(InModel):
+    since: AwareDatetime = Field(description="Deliveries made from this moment (inclusive)")
+    until: AwareDatetime = Field(description="...up to this one (exclusive)")
+
+
+class RecoveryOut(OutModel):
+    id: str
+    job_id: str = Field(description="The same as `id`: the job's progress is read at its `Location`")
+    webhook_id: str
+    since: Timestamp
+    until: Timestamp
+    status: str = Field(description="`running`, `completed` or `failed` (post it again to finish it)")
+    total: int = Field(description="Failed and dead deliveries in the window when the job started")
+    requeued: int
+    error: str | None
+    created_at: Timestamp
+    finished_at: Timestamp | None
+
+
+class EventTypeOut(BaseModel):
+    name: str
+    group: str
+    description: str
+    data_schema: dict[str, Any] = Field(description="JSON Schema (2020-12) of the event's `data`")

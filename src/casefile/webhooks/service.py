@@ -8,9 +8,11 @@ from datetime import timedelta
 from typing import Any
 
 from pydantic import ValidationError
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
+from casefile.access.matter import outside_walls
 from casefile.audit import service as audit
 from casefile.auth.permissions import Principal
 from casefile.clock import utcnow
@@ -84,6 +86,8 @@ async def create_webhook(
         retry_policy=(body.retry_policy or config.webhooks.default_retry_policy).model_dump(),
         secret_sealed=runtime.secret_box.seal(body.secret),
         previous_secrets=[],
+        case_ids=body.case_ids,
+        case_types=body.case_types,
         created_by=actor.actor_id,
         created_at=now,
         updated_at=now,
@@ -120,7 +124,12 @@ async def update_webhook(
     session: AsyncSession, runtime: Runtime, webhook: Webhook, body: WebhookUpdate
 ) -> Webhook:
     values = body.model_dump(exclude_unset=True)
-    nulls = [ErrorDetail(name, f"{name} cannot be null") for name, value in values.items() if value is None]
+    nullable = ("case_ids", "case_types")  # null: no filter
+    nulls = [
+        ErrorDetail(name, f"{name} cannot be null")
+        for name, value in values.items()
+        if value is None and name not in nullable
+    ]
     if nulls:
         raise ValidationFailed(details=nulls)
     if "retry_policy" in values:
@@ -136,7 +145,12 @@ async def update_webhook(
         webhook.url = await _validated_url(runtime, values["url"])
     if "secret" in values:
         webhook.secret_sealed, webhook.previous_secrets = runtime.secret_box.seal(values["secret"]), []
-    for name in ("name", "events", "active"):
+    if values.get("active") and not webhook.active and webhook.disabled_reason is not None:
+        raise Conflict(
+            f"Its circuit disabled this webhook ({webhook.disabled_reason}): a successful test "
+            "(POST /admin/webhooks/{id}/test) enables it again"
+        )
+    for name in ("name", "events", "active", *nullable):
         if name in values:
             setattr(webhook, name, values[name])
     webhook.updated_at = utcnow()
@@ -215,15 +229,46 @@ async def send_test(
         outcome = await attempt(client, claim, runtime.settings.webhook_timeout_seconds)
     count_attempt(runtime, outcome)
     await record_outcome(runtime, claim, outcome)
+    if outcome.success and webhook.disabled_reason is not None:
+        await _enable_after_test(runtime, webhook.id)
     async with runtime.db.transaction(write=False) as reader:
         detail = delivery_detail(await get_delivery(reader, delivery.id))
     return detail, detail["attempts"][-1]
 
 
+async def _enable_after_test(runtime: Runtime, webhook_id: str) -> None:
+    """A successful test closes the circuit of a webhook it disabled: active again, and what waited
+    for it goes now."""
+    async with runtime.db.transaction(write=True) as session:
+        webhook = await get_webhook(session, webhook_id)
+        if webhook.disabled_reason is None:
+            return
+        reason = webhook.disabled_reason
+        webhook.active, webhook.disabled_reason = True, None
+        webhook.failing_since, webhook.consecutive_failures, webhook.failing_warnings = None, 0, 0
+        webhook.updated_at = utcnow()
+        await session.flush()
+        audit.record(
+            session,
+            "webhook.enabled",
+            resource_type="webhook",
+            resource_id=webhook.id,
+            details={"after": "successful test", "was_disabled_for": reason},
+        )
+        await announce_deliveries(session)
+
+
 async def list_deliveries(
-    session: AsyncSession, query: ListQuery, *, webhook: Webhook | None = None
+    session: AsyncSession, reader: Principal, query: ListQuery, *, webhook: Webhook | None = None
 ) -> Page[Delivery]:
-    conditions = [] if webhook is None else [Delivery.webhook_id == webhook.id]
+    # An event about a matter the reader is walled off from: its delivery is left out (a lookup
+    # by primary key per delivery listed, not a scan of the events).
+    walled = select(Event.id).where(
+        Event.id == Delivery.event_id, ~outside_walls(reader, Event.data["case_id"].as_string())
+    )
+    conditions = [~walled.exists()]
+    if webhook is not None:
+        conditions.append(Delivery.webhook_id == webhook.id)
     return await fetch_page(session, DELIVERY_LIST, query, conditions=conditions)
 
 

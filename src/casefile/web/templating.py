@@ -1,0 +1,82 @@
+"""Rendering a page: the Jinja2 templates of the package (autoescaped), and what every page
+needs (who is signed in, the CSRF token, the fingerprinted static files)."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from typing import Any
+
+from fastapi import Request
+from fastapi.responses import HTMLResponse
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from casefile.auth.browser import csrf_token
+from casefile.auth.permissions import Permission, Principal
+from casefile.clock import utcnow
+from casefile.models import User
+from casefile.request_scope import runtime_of
+from casefile.web.assets import static_url
+
+
+def _when(value: datetime | date | None) -> str:
+    """A date, or a time in UTC said so (the user's own time zone is a later step of issue 28)."""
+    if value is None:
+        return ""
+    if isinstance(value, datetime):
+        return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return value.isoformat()
+
+
+def _label(value: str | None) -> str:
+    return (value or "").replace("_", " ").capitalize()
+
+
+_ENV = Environment(
+    loader=PackageLoader("casefile.web", "templates"),
+    autoescape=select_autoescape(default=True, default_for_string=True),
+    undefined=StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+_ENV.globals["static_url"] = static_url
+_ENV.filters["when"] = _when
+_ENV.filters["label"] = _label
+
+
+class Viewer:
+    """The signed-in user as the templates see them."""
+
+    def __init__(self, principal: Principal, user: User | None) -> None:
+        self.principal = principal
+        self.name = user.name if user else principal.id
+        self.email = user.email if user else ""
+        self.role = principal.role or ""
+
+    def can(self, permission: str) -> bool:
+        return self.principal.can(Permission(permission))
+
+
+async def viewer(session: AsyncSession, principal: Principal) -> Viewer:
+    return Viewer(principal, await session.get(User, principal.id))
+
+
+def render(
+    request: Request,
+    template: str,
+    context: dict[str, Any],
+    *,
+    me: Viewer | None = None,
+    status_code: int = 200,
+    nav: str = "",
+) -> HTMLResponse:
+    csrf = None
+    if me is not None and me.principal.session_id is not None:
+        csrf = csrf_token(runtime_of(request), me.principal.session_id)
+    page = {"request": request, "me": me, "csrf": csrf, "nav": nav, "today": utcnow().date(), **context}
+    html = _ENV.get_template(template).render(page)
+    return HTMLResponse(html, status_code=status_code)
+
+
+def render_fragment(template: str, context: dict[str, Any], *, status_code: int = 200) -> HTMLResponse:
+    return HTMLResponse(_ENV.get_template(template).render(**context), status_code=status_code)
