@@ -1,11 +1,11 @@
 """Quality floors on the development part of the set of real documents (tests/ai/real;
 tests/ai/real_set.py measures).
 
-The floors are the development part's figures measured after issue 31 (docs/research/bench-notes-2026-11.md,
-"AI quality on real documents") minus a small margin: they pass today and catch a regression. Only the
-development part is asserted: the locked test part is reported by `bench/ai_quality.py`, never
-asserted, so that nobody tunes the pipeline against a failing test. `pytest -s` prints the figures
-and every miss of the development part.
+The floors are the development part's figures measured after issue 31's round 2
+(docs/research/bench-notes-2026-11.md, "Issue 31, round 2") minus a small margin: they pass today
+and catch a regression. Only the development part is asserted: the locked test part is reported
+by `bench/ai_quality.py`, never asserted, so that nobody tunes the pipeline against a failing
+test. `pytest -s` prints the figures and every miss of the development part.
 """
 
 from __future__ import annotations
@@ -30,15 +30,15 @@ PART = "development"  # the only part asserted (the module's docstring says why)
 # (precision, recall) floors per entity category.
 FLOORS: dict[str, tuple[float, float]] = {
     "people": (0.82, 0.76),
-    "organizations": (0.69, 0.64),
+    "organizations": (0.73, 0.67),
     "dates": (0.97, 0.94),
     "money": (0.97, 0.97),
     "citations": (0.94, 0.93),
 }
 TYPE_ACCURACY_FLOOR = 0.93
 # (recall@5, MRR) per kind of query.
-SEARCH_FLOORS = {"literal": (0.96, 0.96), "paraphrase": (0.55, 0.33)}
-ASK_ACCURACY_FLOOR = 0.60  # the first answer sentence is the labelled one
+SEARCH_FLOORS = {"literal": (0.96, 0.96), "paraphrase": (0.60, 0.43)}
+ASK_ACCURACY_FLOOR = 0.66  # the first answer sentence is the labelled one
 
 
 def test_set_is_well_formed() -> None:

@@ -62,8 +62,10 @@ _CAPTION_MARK = re.compile(r"\]\s|^\s*(?:RE|Re|IN RE|In re):|\bv\.\s|\bversus\b|
 _FIELD = re.compile(
     r"^\s*(?:Subject|Source|From|To|Cc|Date|Sent|Case|Re|RE|File\s+Name|Docket)\s*(?:No\.?|#)?\s*:"
 )
+# The heading may run into it: "Exhibit 10.1JOINT VENTURE AGREEMENTTHIS JOINT VENTURE AGREEMENT ...".
 _PREAMBLE = re.compile(
-    r"(?i)^\W*(?:exhibit\s+[\w.]+\s*)?this\s+(?:[\w-]+\s+){0,6}agreement\b.{0,200}\b(?:made|between)\b"
+    r"(?i)^\W*(?:exhibit\s*[\d.]+[a-z]?\s*)?(?:[\w ]{0,60}?agreement\s*)?"
+    r"this\s+(?:[\w-]+\s+){0,6}agreement\b.{0,200}\b(?:made|between)\b"
 )
 _CAPITALISED_WORD = re.compile(r"\b[A-Z][A-Za-z'-]*\b")
 _WORD = re.compile(r"\b[A-Za-z][A-Za-z'-]*\b")
@@ -72,17 +74,30 @@ FACT_BONUS = 0.08  # a sentence stating the kind of fact asked for
 HEADING_PENALTY = 0.2  # at most, for a sentence that is all heading
 
 
+# "When does the term end?" asks for the end of something: a date alone (the signing date of the
+# preamble) is not its answer, a date with an end cue is (issue 31: the right kind of fact from the
+# wrong event).
+_ASKS_END = re.compile(r"(?i)\b(?:end|ends|expire|expires|terminate|terminates|run\s+out)\b")
+_END = re.compile(r"(?i)\b(?:until|through|expir\w*|terminat\w*|end(?:s|ing)?|thereafter|renew\w*)\b")
+
+
 def asked_kinds(question: str) -> set[str]:
-    """The kinds of fact a question asks for: date, duration, amount, party, place (may be none)."""
-    return {kind for kind, pattern in _ASKS.items() if pattern.search(question)}
+    """The kinds of fact a question asks for: date, end, duration, amount, party, place, reason,
+    law (may be none)."""
+    kinds = {kind for kind, pattern in _ASKS.items() if pattern.search(question)}
+    if "date" in kinds and _ASKS_END.search(question):
+        kinds = (kinds - {"date"}) | {"end"}
+    return kinds
 
 
 def states_kind(sentence: str, kind: str) -> bool:
     page = [Page(1, sentence)]
     if kind == "date":
         return bool(find_dates(page))
+    if kind == "end":
+        return bool(_END.search(sentence)) and bool(find_dates(page))
     if kind == "duration":
-        return bool(_DURATION.search(sentence)) or bool(find_dates(page))
+        return bool(_DURATION.search(sentence))
     if kind == "amount":
         return bool(find_money(page)) or bool(_PERCENT.search(sentence))
     if kind == "party":

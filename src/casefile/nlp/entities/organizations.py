@@ -40,9 +40,11 @@ _ORG = re.compile(
 # A body's name may join words with "and" ("Securities and Exchange Commission", "Bureau of
 # Customs and Border Protection") where a company's may not ("between Acme and Beta LLC" is two).
 _LINK = r"(?:and|of|of the|for|on|&|AND|OF|OF THE|FOR)"
-# The words after "of": a wrapped line joined may leave two spaces ("Workers'  Compensation").
+# The words after "of": a wrapped line joined may leave two spaces ("Workers'  Compensation"). The
+# apostrophe is looked for after the word's "s" (a lookbehind: `[\w.-]*` has taken the "s" already).
 _OBJECT = (
-    r"(?:[ ]{1,2}(?:(?:and|of|of the|AND|OF|OF THE)[ ])?[A-Z][\w.-]*(?:[sS]['\u2019](?=[ ]{1,2}[A-Z]))?){1,5}"
+    r"(?:[ ]{1,2}(?:(?:and|of|of the|AND|OF|OF THE)[ ])?[A-Z][\w.-]*"
+    r"(?:(?<=[sS])['\u2019](?=[ ]{1,2}[A-Z]))?){1,5}"
 )
 _OF_THE = r"[ ](?:of|for|OF|FOR)(?:[ ](?:the|THE))?"
 _BODY = re.compile(rf"(?:{COMPANY_WORD}[ ](?:{_LINK}[ ])?){{1,6}}{BODY_SUFFIX}(?:{_OF_THE}{_OBJECT})?")
@@ -96,15 +98,20 @@ _CAPITAL_SENTENCE_WORDS = frozenset(
 _PAIR = re.compile(
     rf"^(?P<first>.+?{BODY_SUFFIX})[ ]and[ ](?P<second>.+)$|^(?P<one>\S+)[ ]and[ ](?P<two>\S+)$"
 )
+_ROLES = (
+    "Officer|Director|President|Counsel|Manager|Partner|Member|Trustee|Engineer|Executive|Secretary"
+    "|Chairman|Chair|Commissioner|Administrator|Branch|Head"
+)
+# A role before the body, as written or in a caption's capitals ("DIRECTOR OF THE NORTH CAROLINA
+# STATE BUREAU OF INVESTIGATION": the body is the bureau).
 _ROLE_OF = re.compile(
-    r"^.*\b(?:Officer|Director|President|Counsel|Manager|Partner|Member|Trustee|Engineer|Executive|Secretary"
-    r"|Chairman|Chair|Commissioner|Administrator|Branch|Head)\b,?[ ](?:(?:of|at|for)[ ](?:the[ ])?)?"
+    rf"^.*\b(?:{_ROLES}|{_ROLES.upper()})\b,?[ ](?:(?:of|at|for|OF|AT|FOR)[ ](?:(?:the|THE)[ ])?)?"
 )
 # A docket or case number glued before a name ("24-10418-CTG JOANN Inc.").
 _CASE_NUMBER = re.compile(r"^\d+(?:-\d+)+(?:-[A-Z]+)*[ ]")
 # A person's name before "for", "of" or "and" is no part of the body after it ("Fred P. Baggett for
 # North Carolina Association of Chiefs of Police", "Christine M. Kroupa of Gordon Rees LLP").
-_GIVEN_OR_INITIAL = r"(?:[A-Z][a-z'\u2019-]+|[A-Z]\.)"
+_GIVEN_OR_INITIAL = r"(?:[A-Z][a-z]*['\u2019]?[A-Z]?[a-z'\u2019-]+|[A-Z]\.)"  # "O'Neill", "McGuire"
 _PERSON_BEFORE = re.compile(
     rf"^(?P<person>{_GIVEN_OR_INITIAL}(?:[ ]{_GIVEN_OR_INITIAL}){{1,3}})[ ](?:for|of|and)[ ]"
 )
@@ -175,7 +182,21 @@ def _generic_company(name: str, vocabulary: Vocabulary) -> bool:
     if len(words) != 2:
         return False
     first = re.sub(r"['\u2019]s$", "", words[0]).casefold()  # "Clerk's Office"
-    return first in vocabulary.lower or (words[1] in BODY_WORDS and first in english_words())
+    known = english_words()
+    # A plural is an ordinary word too: "Appeals Board" (the lemma index lists "appeal").
+    ordinary = first in known or (first.endswith("s") and first[:-1] in known)
+    return first in vocabulary.lower or (words[1] in BODY_WORDS and ordinary)
+
+
+def _cut_repeat(name: str) -> str:
+    """A body's name up to where the words after "of" start again: a heading under a caption joined
+    to it reads "Tennessee Bureau of Workers' Compensation Workers' Compensation Appeals Board"."""
+    of = re.search(r"[ ](?:of|OF)[ ](?:(?:the|THE)[ ])?", name)
+    if of is None:
+        return name
+    words = name[of.end() :].split(" ")
+    again = next((i for i in range(1, len(words)) if words[i] and words[i] == words[0]), None)
+    return name if again is None else name[: of.end()] + " ".join(words[:again]).rstrip()
 
 
 def find_organizations(
@@ -205,6 +226,7 @@ def find_organizations(
                 if cleaned is None or overlaps(spans, match.start(), match.end()):
                     continue
                 name, start = cleaned
+                name = _cut_repeat(name)
                 if _generic_company(name, vocabulary) or _DESCRIBED.search(text, 0, start):
                     continue
                 if _ZIP_AFTER.match(text, start + len(name)) or any(w in _NOT_ORG for w in name.split()):
