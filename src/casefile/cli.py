@@ -125,8 +125,9 @@ def serve(  # click passes options by name
             "with --proxy-headers and CASEFILE_REQUIRE_HTTPS=true",
             host,
         )
-    click.echo(
-        f"Casefile {__version__}: open {app_address(host, port, tls=bool(ssl_certfile))} (the web app)"
+    # A log record, not a bare print: with CASEFILE_LOG_FORMAT=json every line of the log is JSON.
+    logging.getLogger("casefile").info(
+        "Casefile %s: open %s (the web app)", __version__, app_address(host, port, tls=bool(ssl_certfile))
     )
     uvicorn.run(
         "casefile.app:create_app",
