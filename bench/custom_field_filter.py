@@ -175,7 +175,9 @@ def main() -> int:
     parser.add_argument("--deadline-minutes", type=float, default=30)
     args = parser.parse_args()
     if args.smoke:
-        args.rows, args.requests = 2_000, 5
+        # A database of its own, made afresh: a loaded one may carry an older schema.
+        args.rows, args.requests, args.recreate = 2_000, 5, True
+        args.database_url = args.database_url.replace("casefile_bench_cf", "casefile_bench_cf_smoke")
     target = Target.parse(args.database_url)
     deadline = Deadline(args.deadline_minutes * 60)
     deadline.arm()
@@ -184,9 +186,7 @@ def main() -> int:
         with tempfile.TemporaryDirectory(prefix="casefile-bench-cf-") as tmp:
             data_dir = Path(tmp)
             asyncio.run(
-                common.prepare_database(
-                    target, reuse=args.reuse or args.smoke, recreate=args.recreate, deadline=deadline
-                )
+                common.prepare_database(target, reuse=args.reuse, recreate=args.recreate, deadline=deadline)
             )
             common.run_migrations(target, data_dir, deadline)
             asyncio.run(load(target, args.rows, deadline))
