@@ -2,7 +2,9 @@
 # Schemathesis against a live `casefile serve`, authenticated as an administrator, with the checks
 # of issue 15 (scripts/schemathesis.toml): server errors, status codes, content types, response
 # schemas, negative data rejection.
-# Bounded: few examples per operation and an overall time limit.
+# Bounded: few examples per operation and an overall time limit. One worker: with two threads,
+# Hypothesis parses lambda sources concurrently and CPython 3.11's AST parser fails at random
+# ("AST constructor recursion depth mismatch", a tool error on a random operation).
 #
 #   scripts/schemathesis.sh                  # on the embedded default (SQLite in a temp data dir)
 #   scripts/schemathesis.sh postgresql://…   # on that (empty) PostgreSQL database
@@ -56,11 +58,11 @@ timeout --signal=INT --kill-after=15 "$time_limit" \
     --phases examples,coverage,fuzzing \
     --max-examples "$max_examples" \
     --seed "$seed" \
-    --workers 2 \
+    --workers 1 \
     --request-timeout 20 \
-    --exclude-operation-id logout_api_v1_auth_logout_post \
-    --exclude-operation-id update_user_api_v1_users__user_id__patch \
-    --exclude-operation-id delete_user_api_v1_users__user_id__delete \
+    --exclude-operation-id auth_logout \
+    --exclude-operation-id users_update \
+    --exclude-operation-id users_delete \
     --suppress-health-check all \
     --no-color || status=$?
 if [ "$status" -ne 0 ]; then

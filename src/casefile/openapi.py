@@ -161,6 +161,15 @@ def _response(description: str, schema: str, example: dict[str, Any], **headers:
 
 
 ERROR_RESPONSES: dict[str, dict[str, Any]] = {
+    # Answered by the HTTP server (uvicorn) before the application sees the request, so in plain
+    # text: a request line or headers it cannot read, such as a URL over its limit (about 64 KiB).
+    "400": {
+        "description": "The request could not be read as HTTP (a malformed request line or headers, or "
+        "a URL over the server's limit of about 64 KiB); answered by the HTTP server in plain text",
+        "content": {
+            "text/plain": {"schema": {"type": "string"}, "example": "Invalid HTTP request received."}
+        },
+    },
     "401": _response(
         "Not authenticated: no credentials (AUTH_002), a bad or expired token (AUTH_001), key (AUTH_003) "
         "or refresh token (AUTH_005), wrong password (AUTH_004), disabled user (AUTH_006)",
@@ -266,7 +275,7 @@ def operation_errors(route: Any, method: str) -> tuple[list[str], list[dict[str,
     users_only = require_user in calls or require_admin in calls
     restricted = users_only or any(isinstance(call, Require) for call in calls)
     takes_credentials = limit_by_client_ip in calls
-    statuses = {"422", "500"}
+    statuses = {"400", "422", "500"}
     if authenticated or takes_credentials:
         statuses |= {"401", "429"}
     if restricted or authenticated:

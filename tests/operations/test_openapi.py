@@ -55,7 +55,7 @@ def test_every_operation_lists_the_errors_it_can_give(api: Api) -> None:
     assert "404" in operation(doc, "post", "/conflict-checks")["responses"]
     login = operation(doc, "post", "/auth/login")["responses"]
     assert {"401", "422", "429"} <= set(login) and "403" not in login
-    assert set(doc["paths"]["/healthz"]["get"]["responses"]) == {"200", "422", "500"}
+    assert set(doc["paths"]["/healthz"]["get"]["responses"]) == {"200", "400", "422", "500"}
     download = operation(doc, "get", "/documents/{document_id}/content")["responses"]
     assert download["200"]["content"]["application/pdf"]["schema"] == {"type": "string", "format": "binary"}
     assert "application/json" not in download["200"]["content"]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import date
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
@@ -16,7 +15,15 @@ from casefile.audit import service as audit
 from casefile.auth.dependencies import Require
 from casefile.auth.permissions import Permission, Principal
 from casefile.billing import invoice_service, ledes, pdf
-from casefile.billing.dependencies import BillingApprove, BillingRead, BillingWrite, visible_cases
+from casefile.billing.dependencies import (
+    DAY_PATTERN,
+    BillingApprove,
+    BillingRead,
+    BillingWrite,
+    query_currency,
+    query_day,
+    visible_cases,
+)
 from casefile.billing.invoice_schemas import (
     AgingOut,
     InvoiceCreate,
@@ -221,12 +228,15 @@ async def aging_report(
     principal: BillingRead,
     session: SessionDep,
     runtime: RuntimeDep,
-    as_of: Annotated[date | None, Query(description="Today by default")] = None,
+    as_of: Annotated[
+        str | None, Query(pattern=DAY_PATTERN, description="YYYY-MM-DD; today by default")
+    ] = None,
     currency: Annotated[str | None, Query(pattern=r"^[A-Z]{3}$")] = None,
 ) -> JSONResponse:
     """Accounts receivable by age (days since the invoice date): 0-30, 31-60, 61-90, 90+, over
     the invoices of the cases the caller may see."""
-    day = as_of or utcnow().date()
+    day = query_day(as_of, "as_of") if as_of else utcnow().date()
+    code = query_currency(currency) if currency else runtime.settings.billing_currency
     invoices = await open_invoices(session, day, visible_cases(principal))
-    report = invoice_service.aging(invoices, day, currency or runtime.settings.billing_currency)
+    report = invoice_service.aging(invoices, day, code)
     return envelope.ok(AgingOut.model_validate(report).model_dump(mode="json"))

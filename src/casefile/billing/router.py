@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import date
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
@@ -12,7 +11,14 @@ from casefile import envelope
 from casefile.access.dependencies import CaseInPath, CaseToWrite
 from casefile.access.matter import Level, case_for
 from casefile.billing import suggestions, time_service, utbms
-from casefile.billing.dependencies import BillingApprove, BillingRead, BillingWrite, visible_cases
+from casefile.billing.dependencies import (
+    DAY_PATTERN,
+    BillingApprove,
+    BillingRead,
+    BillingWrite,
+    query_day,
+    visible_cases,
+)
 from casefile.billing.repository import EXPENSE_LIST, TIME_LIST
 from casefile.billing.schemas import (
     ExpenseCreate,
@@ -60,12 +66,14 @@ async def suggest_time(
     principal: BillingWrite,
     session: SessionDep,
     runtime: RuntimeDep,
-    day: Annotated[date, Query(alias="date")],
+    day: Annotated[str, Query(alias="date", pattern=DAY_PATTERN, description="The day (YYYY-MM-DD)")],
 ) -> JSONResponse:
     """Draft entries for the caller from their own activity that day (the audit trail), one per
     matter they may still see, with an estimated duration and what was done. Accept one by
     posting it to `/cases/{case_id}/time-entries`."""
-    return envelope.ok(await suggestions.suggest(session, runtime.settings, principal, day))
+    return envelope.ok(
+        await suggestions.suggest(session, runtime.settings, principal, query_day(day, "date"))
+    )
 
 
 @router.get("/cases/{case_id}/time-entries", response_model=PageEnvelope[TimeEntryOut])

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Annotated
 from urllib.parse import quote
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Path
 from fastapi.responses import JSONResponse
 
 from casefile import envelope
@@ -63,7 +63,10 @@ async def get_template(_: CasesRead, template: TemplateInPath) -> JSONResponse:
 
 @router.get("/matter-templates/{template_id}/versions/{version}", response_model=Envelope[TemplateOut])
 async def get_template_version(
-    _: CasesRead, template_id: str, version: int, session: SessionDep
+    _: CasesRead,
+    template_id: str,
+    version: Annotated[int, Path(ge=1, le=2**31 - 1)],
+    session: SessionDep,
 ) -> JSONResponse:
     return envelope.ok(TemplateOut.dump(await service.get_template(session, template_id, version)))
 
