@@ -134,18 +134,7 @@ async def upload_document(
                 # With AI processing off, nothing will process it: say so rather than "pending".
                 processing_status="pending" if config.ai.enabled else "skipped",
             )
-            writer.add(document)
-            await writer.flush()
-            await emit(writer, "document.uploaded", payloads.document_uploaded(document))
-            if config.ai.enabled:
-                await ai_jobs.enqueue(
-                    writer,
-                    runtime,
-                    kind="document",
-                    case_id=case_id,
-                    document_id=document.id,
-                    requested_by=actor.actor_id,
-                )
+            await _add_document(writer, runtime, actor, document, process=config.ai.enabled)
     return document
 
 
@@ -175,19 +164,27 @@ async def copy_document(
         updated_at=now,
         processing_status="pending" if config.ai.enabled else "skipped",
     )
+    await _add_document(session, runtime, actor, document, process=config.ai.enabled)
+    return document
+
+
+async def _add_document(
+    session: AsyncSession, runtime: Runtime, actor: Principal, document: Document, *, process: bool
+) -> None:
+    """Insert a new document, emit `document.uploaded`, and queue its AI processing when on: one
+    path for an upload and a template's copy."""
     session.add(document)
     await session.flush()
     await emit(session, "document.uploaded", payloads.document_uploaded(document))
-    if config.ai.enabled:
+    if process:
         await ai_jobs.enqueue(
             session,
             runtime,
             kind="document",
-            case_id=case.id,
+            case_id=document.case_id,
             document_id=document.id,
             requested_by=actor.actor_id,
         )
-    return document
 
 
 async def _hold_blob(session: AsyncSession, sha256: str, size: int) -> None:
