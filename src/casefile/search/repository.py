@@ -40,10 +40,16 @@ def database_key(session: AsyncSession) -> str:
 
 
 async def replace_passages(
-    session: AsyncSession, *, document_id: str, case_id: str, passages: list[TextPassage], vectors: Vectors
+    session: AsyncSession,
+    *,
+    document_id: str,
+    case_id: str,
+    passages: list[TextPassage],
+    vectors: Vectors,
+    version: int = 1,
 ) -> None:
     """Delete the document's passages and insert `passages` with their `vectors` (one L2-normalised
-    row each), in the caller's transaction."""
+    row each), in the caller's transaction: those of its `version`."""
     if len(passages) != len(vectors) or (len(passages) and vectors.shape[1] != EMBEDDING_DIM):
         raise ValueError(f"{len(passages)} passages but vectors of shape {vectors.shape}")
     await session.execute(delete(Passage).where(Passage.document_id == document_id))
@@ -57,6 +63,7 @@ async def replace_passages(
         {
             "document_id": document_id,
             "case_id": case_id,
+            "version": version,
             "passage_index": passage.index,
             "page": passage.page,
             "start": passage.start,
@@ -113,6 +120,7 @@ class PassageRow:
     start: int
     end: int
     text: str
+    version: int  # the document version it was extracted from
 
 
 _PASSAGE_COLUMNS = (
@@ -125,6 +133,7 @@ _PASSAGE_COLUMNS = (
     Passage.start,
     Passage.end,
     Passage.text,
+    func.coalesce(Passage.version, 1),
 )
 
 
