@@ -109,7 +109,7 @@ def test_upload_several_files_preview_summary_tags_and_ask_with_citations(
     expect(uploads.filter(has_text="call-notes.txt").locator("progress")).to_have_attribute("value", "100")
     page.reload()
     expect(rows).to_have_count(3)
-    web.screenshot(page, "matter-documents")
+    web.screenshot(page, "matter-documents-uploads")
 
     # The PDF: its preview (the content, inline, framed by our page only), summary and entities.
     page.get_by_role("link", name="lease.pdf", exact=True).click()
