@@ -17,6 +17,7 @@ from playwright.sync_api import Browser, expect
 
 from tests.support.factories import make_pdf
 from tests.support.servers import Api
+from tests.support.waiting import wait_until
 from tests.web.conftest import USER_PASSWORD, Web, serious_violations, server_with
 
 LEASE = [
@@ -135,7 +136,8 @@ def test_upload_several_files_preview_summary_tags_and_ask_with_citations(
     page.get_by_role("link", name="photo.png", exact=True).click()
     image = page.get_by_role("img", name="Preview of photo.png")
     expect(image).to_be_visible()
-    page.wait_for_function("document.querySelector('img.preview').complete")
+    # (Polled from here: wait_for_function's string would be an `eval`, which the page's CSP refuses.)
+    wait_until(lambda: page.evaluate("document.querySelector('img.preview').complete"))
     assert page.evaluate("document.querySelector('img.preview').naturalWidth") == 2
     page.goto(f"/app/matters/{case_id}/documents")
     page.get_by_role("link", name="call-notes.txt", exact=True).click()
