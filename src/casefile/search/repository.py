@@ -175,6 +175,15 @@ async def first_passages(
     return {row.document_id: row for row in rows}
 
 
+async def passages_on_page(session: AsyncSession, document_id: str, page: int) -> list[PassageRow]:
+    """A document's passages on one page, in order (to show a cited passage; the caller checked
+    that it may see the document)."""
+    rows = await _passages_where(
+        session, Case.id == Document.case_id, Passage.document_id == document_id, Passage.page == page
+    )
+    return sorted(rows, key=lambda row: row.passage_index)
+
+
 async def vanished_passages(session: AsyncSession, ids: Sequence[int]) -> list[int]:
     """Those of `ids` that no longer exist (a passage of a hidden matter still does)."""
     if not ids:

@@ -8,9 +8,16 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from casefile.web import (
+    admin_config,
+    admin_groups,
+    admin_keys,
     admin_users,
+    admin_webhooks,
+    ask_page,
     assets,
+    conflicts_page,
     deadlines_tab,
+    documents_page,
     errors,
     matter,
     matter_work,
@@ -19,6 +26,7 @@ from casefile.web import (
     parties_tab,
     search_page,
     signin,
+    trash_page,
 )
 from casefile.web.security import WebHeadersMiddleware
 
@@ -37,6 +45,15 @@ def install(app: FastAPI) -> None:
         parties_tab,
         search_page,
         admin_users,
+        # Issue 28's second round.
+        documents_page,
+        ask_page,
+        conflicts_page,
+        trash_page,
+        admin_groups,
+        admin_keys,
+        admin_webhooks,
+        admin_config,
     ):
         app.include_router(module.router)
     app.add_middleware(WebHeadersMiddleware)
