@@ -12,6 +12,7 @@ from casefile.web import (
     assets,
     deadlines_tab,
     errors,
+    invoices,
     matter,
     matter_work,
     matters,
@@ -19,6 +20,9 @@ from casefile.web import (
     parties_tab,
     search_page,
     signin,
+    time_tab,
+    timer,
+    trust_pages,
 )
 from casefile.web.security import WebHeadersMiddleware
 
@@ -37,6 +41,10 @@ def install(app: FastAPI) -> None:
         parties_tab,
         search_page,
         admin_users,
+        timer,
+        time_tab,
+        invoices,
+        trust_pages,
     ):
         app.include_router(module.router)
     app.add_middleware(WebHeadersMiddleware)
