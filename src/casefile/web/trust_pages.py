@@ -23,7 +23,7 @@ from casefile.billing.repository import INVOICE_LIST
 from casefile.cases.repository import cases_by_id
 from casefile.errors import NotFound, ValidationFailed, admin_required
 from casefile.listing import build_list_query, fetch_page
-from casefile.models import Case, Invoice
+from casefile.models import Case, Contact, Invoice
 from casefile.money import text as money_text
 from casefile.request_scope import RuntimeDep, SessionDep
 from casefile.settings import Settings
@@ -217,7 +217,17 @@ async def reconciliation(
     matters = await cases_by_id(
         session, {d["case_id"] for d in (report or {}).get("differences", []) if d["case_id"]}
     )
-    context = {"report": report, "month": month, "bank": bank, "error": error, "matters": matters}
+    # The client ledgers by name (an administrator's report: they read contacts).
+    named = [line["contact_id"] for line in (report or {}).get("clients", []) if line["contact_id"]]
+    clients = {c.id: c.name for c in [await session.get(Contact, contact_id) for contact_id in named] if c}
+    context = {
+        "report": report,
+        "month": month,
+        "bank": bank,
+        "error": error,
+        "matters": matters,
+        "clients": clients,
+    }
     return render(
         request, "reconciliation.html", context, me=me, nav="trust", status_code=422 if error else 200
     )
