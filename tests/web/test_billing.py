@@ -102,6 +102,14 @@ def test_timer_quick_entry_and_suggestions(web: Web) -> None:
     page.get_by_label("Day", exact=True).fill("2020-01-01")
     page.get_by_role("button", name="Show suggestions").click()
     expect(page.get_by_text("Nothing on this matter to suggest for 2020-01-01.")).to_be_visible()
+    # On a phone, with a timer running in the header: nothing wider than the screen.
+    phone = web.page(width=390, height=844)
+    web.sign_in(phone, email, USER_PASSWORD)
+    phone.goto(f"/app/matters/{case['id']}/time")
+    phone.get_by_role("region", name="Timer").get_by_role("button", name=re.compile("^Start timer")).click()
+    expect(phone.get_by_role("region", name="Timer").locator(".timer")).to_contain_text("running")
+    assert phone.evaluate("document.documentElement.scrollWidth") <= 390
+    _check(phone, problems, "time tab on a phone")
     assert {k: v for k, v in problems.items() if v} == {}
 
 
