@@ -19,6 +19,7 @@ from casefile.web import (
     deadlines_tab,
     documents_page,
     errors,
+    invoices,
     matter,
     matter_work,
     matters,
@@ -27,6 +28,9 @@ from casefile.web import (
     search_page,
     signin,
     trash_page,
+    time_tab,
+    timer,
+    trust_pages,
 )
 from casefile.web.security import WebHeadersMiddleware
 
@@ -54,6 +58,10 @@ def install(app: FastAPI) -> None:
         admin_keys,
         admin_webhooks,
         admin_config,
+        timer,
+        time_tab,
+        invoices,
+        trust_pages,
     ):
         app.include_router(module.router)
     app.add_middleware(WebHeadersMiddleware)
