@@ -128,6 +128,8 @@ def _make_every_event(api: Api, admin: httpx.Client, gone: Receiver) -> None:
     ok(admin.post(f"/admin/trash/{document['id']}/restore"))
     ok(admin.delete(f"/documents/{document['id']}"))
     ok(admin.delete(f"/admin/trash/{document['id']}"))
+    export = ok(admin.post(f"/cases/{case_id}/exports"), 202)  # export.completed, before the case goes
+    wait_until(lambda: ok(admin.get(f"/exports/{export['id']}"))["status"] == "succeeded", timeout=60)
     group = ok(admin.post("/admin/groups", json={"name": unique("team")}), 201)
     ok(admin.patch(f"/admin/groups/{group['id']}", json={"name": unique("team")}))
     ok(admin.put(f"/admin/groups/{group['id']}/members", json={"user_ids": [user["id"]]}))
