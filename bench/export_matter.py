@@ -98,7 +98,9 @@ def run(args: argparse.Namespace, work_dir: Path, deadline: up.Deadline, started
         path = work_dir / f"exhibit-{number:02d}.txt"
         sources.append((path, up.write_text_file(path, per_file, f"exhibit{number}")))
     up.log(f"wrote {args.files} files of {up.mib(per_file):.1f} MiB")
-    with up.running_server(work_dir, per_file + MIB, deadline) as server:
+    # AI processing off: the uploaded documents' extraction and embeddings would run in the server
+    # meanwhile, and their memory is not the export's.
+    with up.running_server(work_dir, per_file + MIB, deadline, {"CASEFILE_AI_ENABLED": "false"}) as server:
         sampler = up.RssSampler(server.process.pid, args.interval_ms / 1000)
         sampler.start()
         try:
