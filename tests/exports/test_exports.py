@@ -15,6 +15,7 @@ from tests.exports.conftest import MEMO, download, members, rewrite, run_export,
 from tests.support.assertions import api_error, ok
 from tests.support.factories import new_case
 from tests.support.servers import Api
+from tests.support.waiting import wait_until
 
 
 def test_the_zip_holds_the_matter_and_verifies(
@@ -214,3 +215,15 @@ def test_content_waits_for_success(admin: httpx.Client) -> None:
     if early.status_code == 409:
         assert early.json()["error"]["code"] == "CONFLICT"
     api_error(admin.get("/exports/exp_does_not_exist"), 404, "NOT_FOUND")
+
+
+def test_a_purge_takes_the_matters_exports(api: Api, admin: httpx.Client, matter: dict[str, Any]) -> None:
+    case_id = matter["case"]["id"]
+    export = run_export(admin, case_id)
+    stored = api.settings.content_dir / export["sha256"][:2] / export["sha256"][2:4] / export["sha256"]
+    assert stored.is_file()
+    ok(admin.delete(f"/cases/{case_id}"))
+    ok(admin.delete(f"/admin/trash/{case_id}"))
+    assert api.sql("SELECT count(*) FROM export_jobs WHERE case_id = :case_id", case_id=case_id) == [(0,)]
+    wait_until(lambda: not stored.exists(), timeout=15)
+    api_error(admin.get(f"/exports/{export['id']}"), 404, "NOT_FOUND")

@@ -39,7 +39,7 @@ from casefile.errors import UnsupportedMediaType, ValidationFailed
 from casefile.events import payloads
 from casefile.events.outbox import emit
 from casefile.listing import ListQuery, Page, fetch_page
-from casefile.models import Blob, Case, Document, document_not_trashed
+from casefile.models import Blob, Case, Document, ExportJob, document_not_trashed
 from casefile.runtime import Runtime
 from casefile.storage import content_removal_allowed
 from casefile.storage.sniff import detect
@@ -293,6 +293,19 @@ async def purge_documents(
     await session.flush()
     for sha256 in {d.sha256 for d in documents}:
         after_commit(session, partial(collect_content, runtime, sha256))
+    await remove_exports(session, runtime, {d.case_id for d in documents})
+
+
+async def remove_exports(session: AsyncSession, runtime: Runtime, case_ids: set[str]) -> None:
+    """A purge takes the matters' exports with it (rows, and their zips once it has committed):
+    a zip carries the documents and notes that were purged (docs/matter-export.md)."""
+    if not case_ids:
+        return
+    for job in await session.scalars(select(ExportJob).where(ExportJob.case_id.in_(sorted(case_ids)))):
+        await session.delete(job)
+        if job.sha256 is not None:
+            after_commit(session, partial(runtime.store.delete, job.sha256))
+    await session.flush()
 
 
 async def documents_of_case(
