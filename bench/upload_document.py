@@ -370,8 +370,11 @@ class Server:
 
 
 @contextmanager
-def running_server(work_dir: Path, max_upload_bytes: int, deadline: Deadline) -> Iterator[Server]:
-    """`casefile serve` on a free loopback port with a fresh data dir; always stopped on exit."""
+def running_server(
+    work_dir: Path, max_upload_bytes: int, deadline: Deadline, extra_env: dict[str, str] | None = None
+) -> Iterator[Server]:
+    """`casefile serve` on a free loopback port with a fresh data dir; always stopped on exit.
+    `extra_env`: more settings (`CASEFILE_…`) for the server."""
     data_dir = work_dir / "data"
     data_dir.mkdir()
     port = free_port()
@@ -385,6 +388,7 @@ def running_server(work_dir: Path, max_upload_bytes: int, deadline: Deadline) ->
             "CASEFILE_ADMIN_EMAIL": ADMIN_EMAIL,
             "CASEFILE_ADMIN_PASSWORD": password,
             "CASEFILE_JWT_TTL_SECONDS": "7200",
+            **(extra_env or {}),
         }
     )
     log_path = work_dir / "server.log"

@@ -35,6 +35,7 @@ from casefile.doctor import Readiness
 from casefile.documents.router import router as documents_router
 from casefile.documents.service import collect_orphaned_content
 from casefile.errors import Forbidden, NotReady
+from casefile.exports.router import router as exports_router
 from casefile.holds.router import router as holds_router
 from casefile.idempotency import IdempotencyMiddleware, Replayed, replay_response
 from casefile.input_rules import refuse_nul_in_parameters
@@ -125,6 +126,7 @@ def include_api(app: FastAPI) -> None:
         conflicts_router,
         notes_router,
         webhook_catalogue_router,
+        exports_router,
     )
     practice = (
         tasks_router,

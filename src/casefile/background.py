@@ -1,5 +1,5 @@
 """The background work of one process: the webhook delivery worker, the AI job worker, the
-retention purge of the trash, the bulk-action worker and the audit log's sequencer.
+retention purge of the trash, the bulk-action worker, the matter-export worker and the audit log's sequencer.
 
 `casefile serve` runs them in its lifespan (unless `--no-worker`), `casefile worker` runs only
 them. This module sits above both domains, since `casefile.worker` (the supervisor, wake-ups and
@@ -19,6 +19,7 @@ from casefile.audit.sequencer import Sequencer
 from casefile.bulk.worker import BulkWorker
 from casefile.events import payloads
 from casefile.events.outbox import emit
+from casefile.exports.worker import ExportWorker
 from casefile.runtime import Runtime
 from casefile.search.repository import replace_passages
 from casefile.trash.worker import RetentionWorker
@@ -35,6 +36,7 @@ async def run_background_workers(runtime: Runtime, stop: asyncio.Event) -> None:
         keep_running("AI worker", functools.partial(AiWorker, runtime, replace_passages), stop),
         keep_running("retention worker", functools.partial(RetentionWorker, runtime), stop),
         keep_running("bulk worker", functools.partial(BulkWorker, runtime), stop),
+        keep_running("export worker", functools.partial(ExportWorker, runtime), stop),
         # One sequencer leads at a time (a lease); the others stand by to take over.
         keep_running("audit sequencer", functools.partial(audit_sequencer, runtime), stop),
     )

@@ -1,5 +1,6 @@
 """`casefile` command line: serve, worker, migrate, doctor, backup, restore, users (cli_users.py),
-openapi, and audit verify, audit export and audit heads (cli_audit.py).
+openapi, audit verify, audit export and audit heads (cli_audit.py), and export verify
+(cli_export.py).
 
 Modules are imported where they are used, so that `casefile --help` and `--version` start in a
 tenth of a second (bench/startup.py). Every command reads its settings through `_settings`, which
@@ -18,6 +19,7 @@ import click
 
 from casefile import __version__
 from casefile.cli_audit import audit
+from casefile.cli_export import export
 from casefile.cli_users import users
 
 if TYPE_CHECKING:
@@ -313,3 +315,4 @@ def restore(input_: str, force: bool) -> None:
 
 
 main.add_command(audit)
+main.add_command(export)

@@ -46,6 +46,7 @@ LOCATIONS = {
     "cf": "/custom-fields/{id}",
     "cfs": "/custom-field-sets/{id}",
     "bulk": "/cases/bulk/{id}",
+    "exp": "/exports/{id}",
 }
 
 

@@ -59,10 +59,10 @@ STALE_UPLOAD_SECONDS = 24 * 3600
 
 
 def _remove_stale_uploads(temp_dir: Path) -> None:
-    """Temporary files of uploads cut off by a crash. Only old ones: other processes sharing the
-    data dir may be receiving uploads right now."""
+    """Temporary files of uploads (and matter exports being written) cut off by a crash. Only old
+    ones: other processes sharing the data dir may be receiving uploads right now."""
     cutoff = time.time() - STALE_UPLOAD_SECONDS
-    for path in temp_dir.glob("upload-*.part"):
+    for path in [*temp_dir.glob("upload-*.part"), *temp_dir.glob("export-*.zip")]:
         with contextlib.suppress(FileNotFoundError):
             if path.stat().st_mtime < cutoff:
                 path.unlink()

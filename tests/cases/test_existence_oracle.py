@@ -88,6 +88,7 @@ BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("POST", "/invoices/{invoice_id}/void"): {},
     ("POST", "/invoices/{invoice_id}/payments"): {"amount": "1.00"},
     ("POST", "/trust/entries/{entry_id}/reverse"): {"reference": "Bounced"},
+    ("POST", "/cases/{case_id}/exports"): {},
 }
 UPLOADS = {("POST", "/cases/{case_id}/documents")}
 # An administrator reads and replaces the access settings of any case, one they are walled off

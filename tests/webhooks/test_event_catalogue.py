@@ -108,6 +108,9 @@ def _make_billing_events(admin: httpx.Client) -> None:
 
 def _make_every_event(api: Api, admin: httpx.Client, gone: Receiver) -> None:
     _make_billing_events(admin)
+    # export.completed: a matter of its own, never deleted, exported while the rest goes on.
+    exported = ok(admin.post("/cases", json={"title": "Exported", "client_name": "Acme"}), 201)["id"]
+    ok(admin.post(f"/cases/{exported}/exports"), 202)
     user, token = api.make_user("attorney")
     case = ok(
         admin.post("/cases", json={"title": "Catalogue", "case_type": "civil", "client_name": "Acme"}), 201

@@ -40,6 +40,7 @@ _ROUTE_ACTIONS = {
     ("HEAD", "/documents/{document_id}/versions/{number}/content"): "document.download",
     ("GET", "/notes/{note_id}/history"): "note.history",
     ("POST", "/holds/{hold_id}/release"): "hold.release",
+    ("POST", "/cases/{case_id}/exports"): "export.requested",
     # Administration views of a matter the administrator is walled off from (decision 0022).
     ("GET", "/admin/deliveries/{delivery_id}"): "delivery.read",
     ("POST", "/admin/deliveries/{delivery_id}/retry"): "delivery.retry",

@@ -19,6 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.access.matter import Level, case_for
+from casefile.auth.acting import acting_as, context_of, principal_of
 from casefile.auth.permissions import Principal
 from casefile.bulk.schemas import BulkJobOut, BulkRequest
 from casefile.cases import service as cases
@@ -27,7 +28,7 @@ from casefile.clock import utcnow
 from casefile.customfields import service as custom_fields
 from casefile.errors import AppError, AuthError, NotFound, ValidationFailed
 from casefile.models import BulkJob, User
-from casefile.request_context import RequestContext, current_context, request_context
+from casefile.request_context import request_context
 from casefile.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -44,7 +45,6 @@ async def create_job(session: AsyncSession, principal: Principal, body: BulkRequ
     if action.type == "set_custom_field":
         defs = await custom_fields.definitions(session, "case")
         defs.named(action.name, "action.name")
-    context = current_context() or RequestContext()
     now = utcnow()
     job = BulkJob(
         action=action.model_dump(mode="json"),
@@ -53,25 +53,7 @@ async def create_job(session: AsyncSession, principal: Principal, body: BulkRequ
         processed=0,
         succeeded=0,
         failed=0,
-        acting_as={
-            "principal": {
-                "kind": principal.kind,
-                "id": principal.id,
-                "permissions": sorted(principal.permissions),
-                "role": principal.role,
-                "key_creator_id": principal.key_creator_id,
-                "key_creator_role": principal.key_creator_role,
-                "key_case_ids": None if principal.key_case_ids is None else sorted(principal.key_case_ids),
-            },
-            "context": {
-                "request_id": context.request_id,
-                "ip": context.ip,
-                "user_agent": context.user_agent,
-                "actor_type": context.actor_type,
-                "actor_id": context.actor_id,
-                "user_id": context.user_id,
-            },
-        },
+        acting_as=acting_as(principal),
         requested_by=principal.actor_id,
         status="pending",
         attempts_made=0,
@@ -100,20 +82,6 @@ def dump(job: BulkJob) -> dict[str, Any]:
             **{c.key: getattr(job, c.key) for c in BulkJob.__table__.columns},
             "total": len(job.case_ids),
         }
-    )
-
-
-def _principal(job: BulkJob) -> Principal:
-    stored = job.acting_as["principal"]
-    key_cases = stored.get("key_case_ids")
-    return Principal(
-        kind=stored["kind"],
-        id=stored["id"],
-        permissions=frozenset(stored["permissions"]),
-        role=stored.get("role"),
-        key_creator_id=stored.get("key_creator_id"),
-        key_creator_role=stored.get("key_creator_role"),
-        key_case_ids=None if key_cases is None else frozenset(key_cases),
     )
 
 
@@ -210,8 +178,8 @@ async def run_claim(runtime: Runtime, claim: Claim) -> None:
                 if job is None or job.status != "running":
                     return  # done, or taken over by another worker: nothing more is ours
                 case_id = job.case_ids[job.processed]
-                with request_context(RequestContext(**job.acting_as["context"])):
-                    await _apply(session, _principal(job), case_id, job.action)
+                with request_context(context_of(job.acting_as)):
+                    await _apply(session, principal_of(job.acting_as), case_id, job.action)
                 _record(job, case_id, None)
                 continue
         except (AppError, AuthError) as exc:

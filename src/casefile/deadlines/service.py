@@ -325,3 +325,20 @@ async def read_deadline(session: AsyncSession, case: Case, deadline_id: str) -> 
         session, "deadline.read", resource_type="deadline", resource_id=deadline.id, case_id=case.id
     )
     return deadline
+
+
+async def saved_computation(session: AsyncSession, deadline: Deadline) -> ComputeOut | None:
+    """A saved deadline's calculation, each rule with its trace, as its rule set counts it now
+    (`rule_set_version` says which version saved it); None if the rule set or trigger is gone.
+    A matter's export carries it (`casefile.exports`)."""
+    rule_set = await find_rule_set(session, deadline.rule_set)
+    if rule_set is None:
+        return None
+    try:
+        computation = compute_trigger(_definition(rule_set), deadline.trigger, deadline.trigger_date)
+    except ValidationFailed:
+        return None
+    tasks = {
+        t.rule_id or "": t for t in await session.scalars(select(Task).where(Task.deadline_id == deadline.id))
+    }
+    return _out(computation, deadline, tasks)

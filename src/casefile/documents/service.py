@@ -42,7 +42,7 @@ from casefile.errors import UnsupportedMediaType, ValidationFailed
 from casefile.events import payloads
 from casefile.events.outbox import emit
 from casefile.listing import ListQuery, Page, fetch_page
-from casefile.models import Blob, Case, Document, DocumentVersion, document_not_trashed
+from casefile.models import Blob, Case, Document, DocumentVersion, ExportJob, document_not_trashed
 from casefile.runtime import Runtime
 from casefile.storage import content_removal_allowed
 from casefile.storage.sniff import detect
@@ -329,6 +329,19 @@ async def purge_documents(
     await erasure.erase_traces(session, documents)
     for sha256 in contents:
         after_commit(session, partial(collect_content, runtime, sha256))
+    await remove_exports(session, runtime, {d.case_id for d in documents})
+
+
+async def remove_exports(session: AsyncSession, runtime: Runtime, case_ids: set[str]) -> None:
+    """A purge takes the matters' exports with it (rows, and their zips once it has committed):
+    a zip carries the documents and notes that were purged (docs/matter-export.md)."""
+    if not case_ids:
+        return
+    for job in await session.scalars(select(ExportJob).where(ExportJob.case_id.in_(sorted(case_ids)))):
+        await session.delete(job)
+        if job.sha256 is not None:
+            after_commit(session, partial(runtime.store.delete, job.sha256))
+    await session.flush()
 
 
 async def documents_of_case(

@@ -49,6 +49,7 @@ EVENT_NAMES: tuple[str, ...] = (
     "deadline.moved",
     "deadline.deleted",
     "audit.tree_head",
+    "export.completed",
     "custom_field.created",
     "custom_field.updated",
     "custom_field_set.created",

@@ -16,6 +16,7 @@ from casefile.events.billing_schemas import (
     TrustEntryData,
 )
 from casefile.events.catalogue import EVENT_NAMES
+from casefile.events.export_payloads import ExportCompleted
 from casefile.events.schemas import (
     AiCompleted,
     AiFailed,
@@ -115,6 +116,10 @@ EVENT_TYPES: dict[str, tuple[str, Any]] = {
     "deadline.moved": ("A deadline's trigger date moved, and its tasks with it", DeadlineMoved),
     "deadline.deleted": ("A deadline was deleted with its open tasks", DeadlineDeleted),
     "audit.tree_head": ("A signed tree head of the audit log", TreeHead),
+    "export.completed": (
+        "A matter's export (zip) is ready to download: its SHA-256, size and contents",
+        ExportCompleted,
+    ),
     "webhook.failing": (
         "Another webhook is failing (first failure, then after 1 h and 12 h)",
         WebhookFailing,

@@ -37,6 +37,7 @@ from casefile.models.custom_fields import CustomField, CustomFieldSet, CustomFie
 from casefile.models.deadlines import Deadline, DeadlineRuleSet
 from casefile.models.documents import Blob, Document, DocumentVersion, document_not_trashed
 from casefile.models.events import Event
+from casefile.models.exports import EXPORT_STATUSES, ExportJob
 from casefile.models.groups import Group, GroupMember
 from casefile.models.holds import LegalHold
 from casefile.models.idempotency import IdempotencyKey
@@ -54,6 +55,7 @@ __all__ = [
     "CONFIG_ROW_ID",
     "DELIVERY_STATUSES",
     "ENTRY_STATES",
+    "EXPORT_STATUSES",
     "INVOICE_STATES",
     "JOB_KINDS",
     "JOB_STATUSES",
@@ -92,6 +94,7 @@ __all__ = [
     "DocumentVersion",
     "Event",
     "Expense",
+    "ExportJob",
     "Group",
     "GroupMember",
     "IdempotencyKey",

@@ -136,6 +136,7 @@ async def _purge(
     await documents_service.purge_documents(
         session, runtime, documents, purged_by=purged_by, reason=document_reason
     )
+    await documents_service.remove_exports(session, runtime, {item.id})
     await emit(session, "case.purged", payloads.case_purged(item, purged_by, reason))
     await session.delete(item)
     await session.flush()

@@ -21,7 +21,10 @@ def _valid_email(value: str) -> str:
 
 # Published as a pattern of the plain addresses every mail system takes (email-validator accepts
 # more: quoted local parts, international names).
-EMAIL_PATTERN = r"^[A-Za-z0-9_%+-]+(\.[A-Za-z0-9_%+-]+)*@([A-Za-z0-9]([A-Za-z0-9-]{0,20}[A-Za-z0-9])?\.)+(com|org|net|law|test)$"
+EMAIL_PATTERN = (
+    r"^[A-Za-z0-9_%+-]+(\.[A-Za-z0-9_%+-]+)*"
+    r"@([A-Za-z0-9]([A-Za-z0-9-]{0,20}[A-Za-z0-9])?\.)+(com|org|net|law|test)$"
+)
 Email = Annotated[
     str,
     Field(max_length=320),

@@ -27,9 +27,9 @@ from casefile.web import (
     parties_tab,
     search_page,
     signin,
-    trash_page,
     time_tab,
     timer,
+    trash_page,
     trust_pages,
 )
 from casefile.web.security import WebHeadersMiddleware
