@@ -21,7 +21,7 @@ from casefile.ratelimit import RateLimiter
 from casefile.runtime import Runtime
 from casefile.secretbox import SecretBox
 from casefile.settings import Settings
-from casefile.storage import LocalContentStore
+from casefile.storage import open_content_store
 from casefile.system_errors import ErrorReporter
 from casefile.worker.wakeup import Wakeup
 
@@ -43,7 +43,7 @@ def start_runtime(settings: Settings, metrics: Metrics | None = None) -> Runtime
         db=db,
         deny_list=deny_list,
         redis=redis,
-        store=LocalContentStore(settings.content_dir),
+        store=open_content_store(settings.s3_storage, settings.content_dir, settings.upload_temp_dir),
         secret_box=SecretBox(settings.encryption_key),
         wakeup=wakeup,
         ai_wakeup=Wakeup(),
@@ -59,10 +59,10 @@ STALE_UPLOAD_SECONDS = 24 * 3600
 
 
 def _remove_stale_uploads(temp_dir: Path) -> None:
-    """Temporary files of uploads cut off by a crash. Only old ones: other processes sharing the
-    data dir may be receiving uploads right now."""
+    """Temporary files of uploads (and of object-store downloads) cut off by a crash. Only old
+    ones: other processes sharing the data dir may be receiving uploads right now."""
     cutoff = time.time() - STALE_UPLOAD_SECONDS
-    for path in temp_dir.glob("upload-*.part"):
+    for path in [*temp_dir.glob("upload-*.part"), *temp_dir.glob("download-*.part")]:
         with contextlib.suppress(FileNotFoundError):
             if path.stat().st_mtime < cutoff:
                 path.unlink()
