@@ -88,6 +88,10 @@ class S3Server:
         assert response.status_code == 200, (response.status_code, response.headers, response.text)
         return response.content
 
+    def put(self, bucket: str, key: str, content: bytes) -> None:
+        response = httpx.put(f"{self.endpoint}/{bucket}/{key}", content=content, headers=_AUTH, timeout=30)
+        assert response.status_code == 200, response.text
+
     def open_multipart_uploads(self, bucket: str) -> list[str]:
         response = httpx.get(f"{self.endpoint}/{bucket}", params={"uploads": ""}, headers=_AUTH, timeout=30)
         assert response.status_code == 200, response.text
