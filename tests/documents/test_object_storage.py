@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from collections.abc import Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import httpx
@@ -116,11 +116,12 @@ def machines(s3: S3Server, tmp_path: Path) -> Iterator[tuple[S3Server, str, list
         yield s3, bucket, started
 
 
-def _client(process: Process) -> httpx.Client:
-    client = httpx.Client(base_url=process.base, timeout=60)
-    r = client.post("/auth/login", json={"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD})
-    client.headers["Authorization"] = f"Bearer {ok(r)['token']}"
-    return client
+@contextmanager
+def _client(process: Process) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=process.base, timeout=60) as client:
+        r = client.post("/auth/login", json={"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD})
+        client.headers["Authorization"] = f"Bearer {ok(r)['token']}"
+        yield client
 
 
 def test_two_machines_serve_what_the_other_stored(machines, tmp_path: Path) -> None:

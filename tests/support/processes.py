@@ -86,7 +86,8 @@ class Process:
                 args, env=settings_env(settings, **extra), stdout=output, stderr=subprocess.STDOUT
             )
         if self.port:
-            wait_until(self._healthy, timeout=60, interval=0.2)
+            # Two minutes: a start takes 30-60 s on a loaded two-core machine (imports, migrations).
+            wait_until(self._healthy, timeout=120, interval=0.2)
 
     @property
     def root(self) -> str:

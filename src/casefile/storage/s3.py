@@ -21,6 +21,7 @@ import tempfile
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -101,6 +102,17 @@ class S3ContentStore:
                 # A download streams for as long as the client reads: this bounds each request.
                 "timeout": f"{int(config.timeout_seconds)}s",
                 "connect_timeout": "10s",
+            },
+            # A store that is down fails a request within about half a minute (obstore's default
+            # retries for three), with backoff between the tries.
+            retry_config={
+                "max_retries": 4,
+                "retry_timeout": timedelta(seconds=30),
+                "backoff": {
+                    "init_backoff": timedelta(milliseconds=100),
+                    "max_backoff": timedelta(seconds=5),
+                    "base": 2,
+                },
             },
         )
 
