@@ -16,7 +16,7 @@ from functools import cache
 from typing import Annotated
 
 from babel.numbers import get_currency_precision, list_currencies
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 
 ROUNDING = ROUND_HALF_UP
 # Inputs beyond this are refused: a firm's amounts fit in a BIGINT of minor units many times over.
@@ -138,7 +138,11 @@ def allocate(amount: Money, weights: list[int]) -> list[Money]:
 # number is a float to most readers.
 Amount = Annotated[str, Field(pattern=r"^-?\d{1,13}(\.\d{1,4})?$", examples=["250.00"])]
 Percent = Annotated[str, Field(pattern=r"^\d{1,3}(\.\d{1,4})?$", examples=["10"])]
-Currency = Annotated[str, Field(pattern=r"^[A-Z]{3}$", examples=["USD"])]
+# Published as the codes accepted (`check_currency`), so that a schema-valid code is never refused.
+CURRENCY_SCHEMA = {"type": "string", "enum": sorted(currencies()), "examples": ["USD"]}
+Currency = Annotated[str, Field(pattern=r"^[A-Z]{3}$"), WithJsonSchema(CURRENCY_SCHEMA)]
+# The same in a query string (the route's `Query` adds the pattern; `check_currency` the rest).
+CurrencyText = Annotated[str, WithJsonSchema(CURRENCY_SCHEMA)]
 
 
 def text(minor: int, currency: str) -> str:

@@ -48,7 +48,7 @@ IDEMPOTENCY_PARAMETER: dict[str, Any] = {
     "description": "Makes a retry safe: the first answer is kept 24 h for you and a retry with the same "
     "key and body gets it again, with `Idempotent-Replayed: true`. The key with another body is 422; a "
     "retry while the first request still runs is 409.",
-    "schema": {"type": "string", "minLength": 1, "maxLength": 255},
+    "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[\\x20-\\x7e]+$"},
 }
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
@@ -335,7 +335,56 @@ def refine(document: dict[str, Any], routes: list[Any]) -> dict[str, Any]:
                 operation["security"] = security
             if method == "POST" and security is not None:
                 operation.setdefault("parameters", []).append(IDEMPOTENCY_PARAMETER)
+    _publish_no_nul(document)
+    _projectable_responses_have_no_required_fields(document)
     return document
+
+
+def _refs(node: Any) -> Iterator[str]:
+    if isinstance(node, dict):
+        if isinstance(node.get("$ref"), str):
+            yield node["$ref"].removeprefix(_REF)
+        for value in node.values():
+            yield from _refs(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _refs(item)
+
+
+def _projectable_responses_have_no_required_fields(document: dict[str, Any]) -> None:
+    """`fields=` returns only the fields asked (docs/api-conventions.md#lists): in a response of an
+    operation that takes it, the resource's schema, and those of the objects in it, list no field
+    as required."""
+    schemas = document.get("components", {}).get("schemas", {})
+    projected: set[str] = set()
+    for path_item in document.get("paths", {}).values():
+        for operation in path_item.values():
+            if not any(p.get("name") == "fields" for p in operation.get("parameters", [])):
+                continue
+            for envelope in _refs(operation.get("responses", {}).get("200", {})):
+                data = schemas.get(envelope, {}).get("properties", {}).get("data", {})
+                for name in _refs(data):
+                    projected.add(name)
+                    projected.update(_refs(schemas.get(name, {}).get("properties", {})))
+    for name in projected:
+        schemas.get(name, {}).pop("required", None)
+
+
+NO_NUL_PATTERN = "^[^\\x00]*$"
+
+
+def _publish_no_nul(node: Any) -> None:
+    """Every free string (no pattern, enum or format of its own) is published with the rule of
+    `input_rules` that applies to it: no NUL character (PostgreSQL cannot store one)."""
+    if isinstance(node, list):
+        for item in node:
+            _publish_no_nul(item)
+    elif isinstance(node, dict):
+        if node.get("type") == "string" and not {"pattern", "enum", "format", "const"} & node.keys():
+            node["pattern"] = NO_NUL_PATTERN
+        for key, value in node.items():
+            if key not in ("example", "examples", "default"):
+                _publish_no_nul(value)
 
 
 def install(app: FastAPI) -> None:

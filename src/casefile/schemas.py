@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import types
 from datetime import UTC, datetime
-from typing import Annotated, Any, Union, get_args, get_origin
+from typing import Annotated, Any, ClassVar, Union, get_args, get_origin
 
 from pydantic import (
     AfterValidator,
@@ -94,6 +94,22 @@ def _is_exactly(value: Any, kinds: frozenset[Any]) -> bool:
     return False
 
 
+def _stripped_length(schema: dict[str, Any]) -> None:
+    """Strings are stripped before their length is checked (`str_strip_whitespace`): a minimum
+    length is published as a pattern of that many characters between the spaces."""
+    for branch in schema.get("anyOf", []):
+        _stripped_length(branch)
+    if isinstance(schema.get("items"), dict):
+        _stripped_length(schema["items"])
+    least = schema.get("minLength", 0)
+    if schema.get("type") != "string" or least < 1 or {"pattern", "enum", "format"} & schema.keys():
+        return
+    if least == 1:
+        schema["pattern"] = "^[^\\x00]*[^\\s\\x00][^\\x00]*$"
+    else:
+        schema["pattern"] = f"^\\s*[^\\s\\x00][^\\x00]{{{least - 2},}}[^\\s\\x00]\\s*$"
+
+
 class InModel(BaseModel):
     """Request bodies: unknown fields are refused rather than silently ignored, and booleans,
     numbers and times are what JSON says they are: `0` or `"true"` for a boolean, `"5"` or `5.0`
@@ -101,6 +117,28 @@ class InModel(BaseModel):
     schema's types are the ones enforced."""
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    # Optional fields whose null the service refuses ("<name> cannot be null": leaving a field out
+    # keeps it, null does not clear it). They are published without null, so that the schema
+    # offers exactly what is accepted.
+    not_null: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> Any:
+        schema = handler(core_schema)
+        properties = handler.resolve_ref_schema(schema).get("properties", {})
+        for published in properties.values():
+            _stripped_length(published)
+        for name in cls.not_null:
+            published = properties.get(name, {})
+            branches = [b for b in published.pop("anyOf", []) if b.get("type") != "null"]
+            if len(branches) == 1:
+                published.update(branches[0])
+                if published.get("default", ...) is None:
+                    del published["default"]
+            elif branches:
+                published["anyOf"] = branches
+        return schema
 
     @field_validator("*", mode="before")
     @classmethod

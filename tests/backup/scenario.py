@@ -85,6 +85,8 @@ class Source:
     uploaded: dict[str, bytes] = field(default_factory=dict)  # every document ever uploaded
     before: set[str] = field(default_factory=set)  # cases that existed before the backup began
     deleted_during: set[str] = field(default_factory=set)  # documents deleted while it ran
+    # Documents given a new version: the bytes of each version, from 1 (the last is `uploaded`'s).
+    versions: dict[str, list[bytes]] = field(default_factory=dict)
 
 
 @dataclass
@@ -147,6 +149,12 @@ def populate(api: Api, receiver: Receiver, source: Source) -> None:
             for content, name in contents[: 1 + i % 3]:
                 doc = upload(admin, case["id"], content, name, tags='["backup"]', document_type="memo")
                 source.uploaded[doc["id"]] = content
+                if i % 3 == 1 and name == "memo.txt":  # revised: the archive holds every version
+                    revised = content + b"Revised.\n"
+                    files = {"file": ("memo.txt", revised, "text/plain")}
+                    ok(admin.post(f"/documents/{doc['id']}/versions", files=files), 201)
+                    source.versions[doc["id"]] = [content, revised]
+                    source.uploaded[doc["id"]] = revised
 
 
 class Writer(threading.Thread):

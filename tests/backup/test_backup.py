@@ -105,6 +105,11 @@ def test_restored_server_has_every_case_document_and_webhook(source: Source, res
                 assert document["sha256"] == hashlib.sha256(expected).hexdigest()
                 restored_documents += 1
         assert restored_documents >= len(source.before)
+        assert source.versions
+        for document_id, contents in source.versions.items():
+            for number, expected in enumerate(contents, start=1):
+                version = new.get(f"/documents/{document_id}/versions/{number}/content")
+                assert version.status_code == 200 and version.content == expected
 
         hooks = every(new, "/admin/webhooks")
         assert hooks == every(old, "/admin/webhooks")

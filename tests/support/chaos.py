@@ -27,6 +27,7 @@ from tests.support.receivers import Receiver
 from tests.support.servers import Api
 
 SECRET = "whsec_chaos_0123456789abcdef"
+WORKER_STARTED = "delivery, AI and audit workers started"  # `casefile worker`'s log, once running
 # Short leases so that a killed worker's deliveries are taken over within seconds, with room
 # enough that a live worker on a busy machine never loses one.
 SETTINGS = {"webhook_timeout_seconds": 3, "worker_lease_margin_seconds": 5, "worker_poll_seconds": 0.2}
@@ -75,8 +76,12 @@ def run_chaos(
         while _open(api, webhook_id) > 0:
             if time.monotonic() - started > timeout:
                 raise AssertionError(f"not finished within {timeout} s: {_statuses(api, webhook_id)}")
-            if time.monotonic() >= next_kill:
-                victim = running.pop(rng.randrange(len(running)))
+            # Only a worker that has started delivering is killed: on a loaded machine a worker
+            # can take longer to start than the interval, and killing it then tests nothing.
+            ready = [worker for worker in running if _started(worker)]
+            if time.monotonic() >= next_kill and ready:
+                victim = ready[rng.randrange(len(ready))]
+                running.remove(victim)
                 victim.kill()
                 kills += 1
                 running.append(_worker(settings, tmp_path, spawned))
@@ -92,6 +97,10 @@ def run_chaos(
 
 def _worker(settings: Settings, tmp_path: Path, number: int) -> Process:
     return Process("worker", settings, tmp_path / f"chaos-worker-{number}.log", worker_enabled=True)
+
+
+def _started(worker: Process) -> bool:
+    return WORKER_STARTED in worker.log.read_text(errors="replace")
 
 
 def _open(api: Api, webhook_id: str) -> int:
@@ -133,6 +142,7 @@ def _figures(
         "attempts": attempts,
         "interrupted_attempts": sum(interrupted.values()),
         "received": sum(received.values()),
+        "cut_requests": receiver.cut,
         "duplicates": sum(duplicates.values()),
         "lost": sum(1 for d, s in status.items() if s != "succeeded" or d not in received),
         "dead_answered_2xx": sum(1 for d, s in status.items() if s == "dead" and d in received),

@@ -15,7 +15,10 @@ from tests.web.conftest import USER_PASSWORD, Web, serious_violations
 def test_an_administrator_creates_a_user_changes_their_role_and_disables_them(web: Web) -> None:
     page = web.page()
     web.sign_in(page)
-    page.get_by_role("navigation", name="Main").get_by_role("link", name="Users").click()
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Administration").click()
+    expect(
+        page.get_by_role("navigation", name="Administration").get_by_role("link", name="Users")
+    ).to_have_attribute("aria-current", "page")
     email, name = f"new-{secrets.token_hex(3)}@casefile.test", f"Nora Newhire {secrets.token_hex(2)}"
     page.get_by_label("Email").fill(email)
     page.get_by_label("Name").fill(name)
@@ -31,8 +34,8 @@ def test_an_administrator_creates_a_user_changes_their_role_and_disables_them(we
     newcomer = web.page()
     web.sign_in(newcomer, email, USER_PASSWORD)
     expect(newcomer.locator(".role")).to_have_text("(Paralegal)")
-    # Not an administrator: no Users link, and the page refuses them.
-    expect(newcomer.get_by_role("link", name="Users")).to_have_count(0)
+    # Not an administrator: no Administration link, and the page refuses them.
+    expect(newcomer.get_by_role("link", name="Administration")).to_have_count(0)
     refused = newcomer.goto("/app/admin/users")
     assert refused is not None and refused.status == 403
 

@@ -204,7 +204,8 @@ async def mark_summary_stale(session: AsyncSession, document: Document, reason: 
     """The case summary quotes the documents it was made from. When one of them leaves (`deleted`)
     or comes back from the pipeline with other text or another pipeline version (`reprocessed`),
     the summary says it no longer matches them: `ai.stale` and `ai.stale_reason`, until the case is
-    summarized again. (Processing again the same text with the same pipeline changes nothing.)"""
+    summarized again; also when it gets a new version (`replaced`), whose text the summary has not
+    seen. (Processing again the same text with the same pipeline changes nothing.)"""
     case = await session.get(Case, document.case_id)
     if case is None or not case.ai or case.ai.get("stale"):
         return

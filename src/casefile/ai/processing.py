@@ -199,13 +199,13 @@ def summarize_case(case_title: str, documents: list[tuple[str, str, dict[str, An
     """The case's `ai` from its processed documents' `ai` dicts: (document_id, title, ai) each.
 
     {
-      "summary": {"text", "sentences": [{"document_id", "text", "page", "start", "end"}]},
+      "summary": {"text", "sentences": [{"document_id", "version", "text", "page", "start", "end"}]},
       "document_count": int,
       "document_types": {label: count},
       "entities": {category: [{"text", "value"?, "documents": [document_id, ...], "mentions": int}]},
       "key_dates": [{"date": "YYYY-MM-DD", "text", "documents": [document_id, ...]}],
       "provenance": {"pipeline_version", "embedding_model",
-                     "documents": [{"document_id", "pipeline_version", "text_sha256"}]}
+                     "documents": [{"document_id", "version", "pipeline_version", "text_sha256"}]}
     }
 
     Summary sentences are the documents' own summary sentences (verbatim, with their place), the
@@ -224,6 +224,7 @@ def summarize_case(case_title: str, documents: list[tuple[str, str, dict[str, An
             "documents": [
                 {
                     "document_id": doc_id,
+                    "version": ai.get("version", 1),
                     "pipeline_version": ai.get("provenance", {}).get("pipeline_version"),
                     "text_sha256": ai.get("provenance", {}).get("text_sha256"),
                 }
@@ -239,7 +240,11 @@ def _case_summary(case_title: str, documents: list[tuple[str, str, dict[str, Any
         for sentence in ai.get("summary", {}).get("sentences", []):
             if all(k in sentence for k in ("text", "page", "start", "end")):
                 sentences.append(
-                    {"document_id": doc_id, **{k: sentence[k] for k in ("text", "page", "start", "end")}}
+                    {
+                        "document_id": doc_id,
+                        "version": ai.get("version", 1),
+                        **{k: sentence[k] for k in ("text", "page", "start", "end")},
+                    }
                 )
     if not sentences:
         return {"text": "", "sentences": []}

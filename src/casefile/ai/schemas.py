@@ -57,6 +57,11 @@ DOCUMENT_AI_SCHEMA: dict[str, Any] = {
         provenance=_PROVENANCE,
         skipped_reason={"type": "string", "description": "Set instead of the rest when there was no text"},
         processed_at={"type": "string", "format": "date-time"},
+        version={"type": "integer", "description": "The document version it was made from"},
+        stale={
+            "type": "boolean",
+            "description": "True when the document has a newer version than the one it was made from",
+        },
     ),
     "title": "DocumentAi",
     "description": "The document's AI processing output (docs/api-conventions.md#ai); null until processed.",
@@ -68,7 +73,14 @@ CASE_AI_SCHEMA: dict[str, Any] = {
         summary=_object(
             text=_STRING,
             sentences=_array(
-                _object(document_id=_STRING, text=_STRING, page=_INTEGER, start=_INTEGER, end=_INTEGER)
+                _object(
+                    document_id=_STRING,
+                    version={"type": "integer", "description": "The document version it quotes"},
+                    text=_STRING,
+                    page=_INTEGER,
+                    start=_INTEGER,
+                    end=_INTEGER,
+                )
             ),
         ),
         document_count=_INTEGER,
@@ -81,6 +93,7 @@ CASE_AI_SCHEMA: dict[str, Any] = {
             documents=_array(
                 _object(
                     document_id=_STRING,
+                    version={"type": "integer"},
                     pipeline_version={"type": ["string", "null"]},
                     text_sha256={"type": ["string", "null"]},
                 )
@@ -89,9 +102,15 @@ CASE_AI_SCHEMA: dict[str, Any] = {
         processed_at={"type": "string", "format": "date-time"},
         stale={
             "type": "boolean",
-            "description": "Set when a document it was made from was deleted or processed again since",
+            "description": (
+                "Set when a document it was made from was deleted, given a new version, or processed"
+                " again since"
+            ),
         },
-        stale_reason={"type": "string", "enum": ["document_deleted", "document_reprocessed"]},
+        stale_reason={
+            "type": "string",
+            "enum": ["document_deleted", "document_reprocessed", "document_replaced"],
+        },
     ),
     "title": "CaseAi",
     "description": "The case summary of `POST /cases/{id}/summarize`; null until it has run.",

@@ -56,6 +56,7 @@ class PassageWriter(Protocol):
         case_id: str,
         passages: list[TextPassage],
         vectors: Vectors,
+        version: int = 1,
     ) -> None: ...
 
 
@@ -164,6 +165,7 @@ class AiWorker:
             if document is None:
                 return  # deleted meanwhile: its job went with it
             sha256, file_type, title = document.sha256, document.file_type, document.title
+            version = document.version
         from casefile.ai.processing import process_document
 
         result: ProcessedDocument | None = None
@@ -186,8 +188,10 @@ class AiWorker:
             if failed is not None:
                 await jobs.fail(session, job, failed, retry=False)
                 return
+            # The version it was made from: a newer one (added meanwhile, its job queued) shows it stale.
+            processed = {"processed_at": format_timestamp(utcnow()), "version": version}
             if result is not None:
-                document.ai = {**result.ai, "processed_at": format_timestamp(utcnow())}
+                document.ai = {**result.ai, **processed}
                 document.processing_status = "completed"
                 await self.write_passages(
                     session,
@@ -195,10 +199,13 @@ class AiWorker:
                     case_id=document.case_id,
                     passages=result.passages,
                     vectors=result.vectors,
+                    version=version,
                 )
             else:
-                document.ai = {"skipped_reason": skipped, "processed_at": format_timestamp(utcnow())}
+                document.ai = {"skipped_reason": skipped, **processed}
                 document.processing_status = "skipped"
+            if document.version != version:
+                document.processing_status = "pending"  # the newer version's job comes next
             await jobs.mark_summary_stale(session, document, "reprocessed")
             await self._completed(session, job, document.processing_status, started)
             await emit(session, "document.processed", payloads.document_processed(document))

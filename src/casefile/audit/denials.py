@@ -35,6 +35,9 @@ _ROUTE_ACTIONS = {
     ("POST", "/cases/{case_id}/summarize"): "case.summarize",
     ("GET", "/documents/{document_id}/content"): "document.download",
     ("HEAD", "/documents/{document_id}/content"): "document.download",
+    ("POST", "/documents/{document_id}/versions"): "document.updated",
+    ("GET", "/documents/{document_id}/versions/{number}/content"): "document.download",
+    ("HEAD", "/documents/{document_id}/versions/{number}/content"): "document.download",
     ("GET", "/notes/{note_id}/history"): "note.history",
     ("POST", "/holds/{hold_id}/release"): "hold.release",
     # Administration views of a matter the administrator is walled off from (decision 0022).

@@ -50,6 +50,24 @@ _UNAUDITED_EVENT_GROUPS = ("ai.",)
 _UNAUDITED_EVENTS = frozenset({"document.processed", "system.error", "audit.tree_head"})
 
 
+# The fields of a document event's payload that are the document's own words or its content's
+# hash: left out of its audit entry
+# (a purge leaves no text of a document in the database: docs/decisions/0028-document-versions.md),
+# and erased from the event itself by the purge (documents.erasure).
+DOCUMENT_TEXT_FIELDS = frozenset(
+    {"title", "description", "tags", "document_type", "file_name", "sha256", "summary", "changes"}
+)
+
+
+def without_document_text(data: dict[str, object]) -> dict[str, object]:
+    """A document event's payload without its text: `changes` becomes the names changed."""
+    kept = {name: value for name, value in data.items() if name not in DOCUMENT_TEXT_FIELDS}
+    changes = data.get("changes")
+    if isinstance(changes, dict):
+        kept["changed_fields"] = sorted(changes)
+    return kept
+
+
 @dataclass(frozen=True)
 class Actor:
     """Who acted, when it is not (or not yet) the request's authenticated caller: e.g. the user
@@ -272,13 +290,14 @@ def record_event(session: AsyncSession, name: str, data: Mapping[str, Any], even
     actor = None
     if name == "user.login":  # nobody is authenticated yet: the actor is the user signing in
         actor = Actor("user", data["user_id"], data["user_id"])
+    kept = without_document_text(dict(data)) if group == "document" else dict(data)
     record(
         session,
         _EVENT_ACTIONS.get(name, name),
         resource_type=group,
         resource_id=resource_id if isinstance(resource_id, str) else None,
         case_id=data.get("case_id"),
-        details={"event_id": event_id, "data": dict(data)},
+        details={"event_id": event_id, "data": kept},
         actor=actor,
     )
 

@@ -93,6 +93,12 @@ def _size(path: Path) -> int:
 
 _REVISION_SQL = "SELECT version_num FROM alembic_version"
 _CONTENT_SQL = "SELECT sha256, max(file_size) FROM documents GROUP BY sha256"
+# Every version's content too (migration 0023, decision 0028): earlier versions are content the
+# archive must hold. A database before that migration has no versions table: only the above.
+_ALL_CONTENT_SQL = (
+    "SELECT sha256, max(file_size) FROM (SELECT sha256, file_size FROM documents UNION ALL"
+    " SELECT sha256, file_size FROM document_versions) AS content GROUP BY sha256"
+)
 
 
 def _describe_sqlite(path: Path) -> tuple[str, dict[str, int], dict[str, int]]:
@@ -105,7 +111,11 @@ def _describe_sqlite(path: Path) -> tuple[str, dict[str, int], dict[str, int]]:
         except sqlite3.OperationalError as exc:
             raise BackupError("the database has no schema yet (run `casefile migrate`)") from exc
         counts = {t: connection.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in COUNTED_TABLES}  # noqa: S608 (fixed names)
-        content = {sha: int(size) for sha, size in connection.execute(_CONTENT_SQL)}
+        has_versions = connection.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'document_versions'"
+        ).fetchone()
+        content_sql = _ALL_CONTENT_SQL if has_versions else _CONTENT_SQL
+        content = {sha: int(size) for sha, size in connection.execute(content_sql)}
         # The copy keeps the source's WAL mode; a rollback journal makes the archived file
         # self-contained (the service switches back to WAL when it opens it).
         connection.execute("PRAGMA journal_mode=DELETE")
@@ -149,7 +159,9 @@ async def _describe_postgres(connection: Any) -> tuple[str, dict[str, int], dict
         raise BackupError("the database has no schema yet (run `casefile migrate`)")
     revision = await connection.fetchval(_REVISION_SQL)
     counts = {t: int(await connection.fetchval(f"SELECT count(*) FROM {t}")) for t in COUNTED_TABLES}  # noqa: S608 (fixed names)
-    content = {row[0]: int(row[1]) for row in await connection.fetch(_CONTENT_SQL)}
+    has_versions = await connection.fetchval("SELECT to_regclass('document_versions')") is not None
+    content_sql = _ALL_CONTENT_SQL if has_versions else _CONTENT_SQL
+    content = {row[0]: int(row[1]) for row in await connection.fetch(content_sql)}
     version = str(await connection.fetchval("SHOW server_version"))
     return str(revision or ""), counts, content, version
 

@@ -6,6 +6,7 @@ from datetime import date
 from typing import Annotated
 
 from fastapi import Depends
+from pydantic import WithJsonSchema
 from sqlalchemy import Select, select
 
 from casefile.access.matter import visible_to
@@ -26,7 +27,9 @@ def visible_cases(principal: Principal) -> Select[tuple[str]]:
 
 
 # A day in the query string, read strictly: `date` alone would take `0` as a Unix time (1970-01-01).
+# Published as a date (RFC 3339 full-date), which is what `query_day` accepts.
 DAY_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
+DayText = Annotated[str, WithJsonSchema({"type": "string", "format": "date"})]
 
 
 def query_day(value: str, field: str) -> date:

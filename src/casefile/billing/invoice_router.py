@@ -20,6 +20,7 @@ from casefile.billing.dependencies import (
     BillingApprove,
     BillingRead,
     BillingWrite,
+    DayText,
     query_currency,
     query_day,
     visible_cases,
@@ -39,6 +40,7 @@ from casefile.envelope import Envelope, PageEnvelope
 from casefile.errors import NotFound
 from casefile.listing import ListQuery, fetch_page, list_query
 from casefile.models import Contact, Invoice, User
+from casefile.money import CurrencyText
 from casefile.request_scope import RuntimeDep, SessionDep
 from casefile.trust import repository as trust_repository
 from casefile.trust import service as trust
@@ -229,9 +231,9 @@ async def aging_report(
     session: SessionDep,
     runtime: RuntimeDep,
     as_of: Annotated[
-        str | None, Query(pattern=DAY_PATTERN, description="YYYY-MM-DD; today by default")
+        DayText | None, Query(pattern=DAY_PATTERN, description="YYYY-MM-DD; today by default")
     ] = None,
-    currency: Annotated[str | None, Query(pattern=r"^[A-Z]{3}$")] = None,
+    currency: Annotated[CurrencyText | None, Query(pattern=r"^[A-Z]{3}$")] = None,
 ) -> JSONResponse:
     """Accounts receivable by age (days since the invoice date): 0-30, 31-60, 61-90, 90+, over
     the invoices of the cases the caller may see."""

@@ -19,6 +19,7 @@ from casefile.models import (
     Expense,
     Invoice,
     TimeEntry,
+    Timer,
     TrustEntry,
 )
 from casefile.trust.repository import client_of
@@ -152,3 +153,15 @@ async def financial_records(session: AsyncSession, case_id: str) -> str | None:
     if await session.scalar(select(TrustEntry.id).where(TrustEntry.case_id == case_id).limit(1)):
         return "it has trust money records"
     return None
+
+
+async def timers_on_cases(session: AsyncSession, user_id: str, case_ids: Any) -> list[tuple[Timer, Case]]:
+    """The user's timers on `case_ids` (a query of the cases they may see), with their cases,
+    oldest first; read without a lock (for display)."""
+    statement = (
+        select(Timer, Case)
+        .join(Case, Case.id == Timer.case_id)
+        .where(Timer.user_id == user_id, Timer.case_id.in_(case_ids))
+        .order_by(Timer.created_at, Timer.id)
+    )
+    return [(timer, case) for timer, case in (await session.execute(statement)).all()]

@@ -16,6 +16,7 @@ from casefile.billing.dependencies import (
     BillingApprove,
     BillingRead,
     BillingWrite,
+    DayText,
     query_day,
     visible_cases,
 )
@@ -66,7 +67,7 @@ async def suggest_time(
     principal: BillingWrite,
     session: SessionDep,
     runtime: RuntimeDep,
-    day: Annotated[str, Query(alias="date", pattern=DAY_PATTERN, description="The day (YYYY-MM-DD)")],
+    day: Annotated[DayText, Query(alias="date", pattern=DAY_PATTERN, description="The day (YYYY-MM-DD)")],
 ) -> JSONResponse:
     """Draft entries for the caller from their own activity that day (the audit trail), one per
     matter they may still see, with an estimated duration and what was done. Accept one by

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from casefile.money import Amount, Currency, Percent
 from casefile.money import text as money
@@ -35,6 +35,7 @@ class TimeEntryCreate(InModel):
 
 
 class TimeEntryUpdate(InModel):
+    not_null = ("date", "seconds", "description", "billable", "state")
     date: dt.date | None = None
     seconds: int | None = Field(default=None, ge=1, le=86_400)
     description: str | None = Field(default=None, max_length=MAX_TEXT)
@@ -144,8 +145,12 @@ class ExpenseOut(OutModel):
 
 
 class RateSet(InModel):
+    # A client's or a matter's rate, never both (the service says so): published as such.
+    model_config = ConfigDict(json_schema_extra={"not": {"required": ["contact_id", "case_id"]}})
+    not_null = ("contact_id", "case_id")
+
     user_id: str = Field(max_length=40)
-    amount: Amount
+    amount: Annotated[Amount, Field(pattern=r"^\d{1,13}(\.\d{1,4})?$")]  # not negative
     currency: Currency | None = None
     contact_id: str | None = Field(default=None, max_length=40, description="For this client only")
     case_id: str | None = Field(default=None, max_length=40, description="For this matter only")

@@ -10,11 +10,11 @@ from sqlalchemy import Select, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.access.holds import ensure_no_hold
-from casefile.access.matter import Level, case_for, row_in_case
+from casefile.access.matter import Level, case_for, row_in_case, visible_to
 from casefile.audit import service as audit
 from casefile.auth.permissions import Permission, Principal
 from casefile.billing import quick_entry, rules, utbms
-from casefile.billing.repository import EXPENSE_LIST, TIME_LIST, applicable_rate, rate_row
+from casefile.billing.repository import EXPENSE_LIST, TIME_LIST, applicable_rate, rate_row, timers_on_cases
 from casefile.billing.schemas import ExpenseCreate, RateSet, TimeEntryCreate, TimeEntryUpdate
 from casefile.clock import utcnow
 from casefile.db import get_or_404
@@ -198,6 +198,15 @@ async def timer_for(session: AsyncSession, principal: Principal, timer_id: str) 
 
 async def list_timers(session: AsyncSession, principal: Principal) -> list[Timer]:
     return await _user_timers(session, principal.user_id or "")
+
+
+async def visible_timers(session: AsyncSession, principal: Principal) -> list[tuple[Timer, Case]]:
+    """The caller's timers with their matters, only on matters they may see now (one started
+    before a wall went up is not shown: the web app's header lists these)."""
+    if principal.user_id is None:
+        return []
+    visible = select(Case.id).where(visible_to(principal))
+    return await timers_on_cases(session, principal.user_id, visible)
 
 
 async def pause_timer(timer: Timer) -> Timer:

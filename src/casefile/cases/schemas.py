@@ -80,6 +80,8 @@ class CaseCreate(CaseFields):
 class CaseUpdate(CaseFields):
     """PUT and PATCH alike: any subset of the writable fields; absent fields stay as they are."""
 
+    not_null = ("title", "case_number", "status", "priority")
+
     status: Status | None = None
     priority: Priority | None = None
 

@@ -101,9 +101,10 @@ class AiPatch(InModel):
 
 
 class RetryPolicyPatch(InModel):
-    max_attempts: int | None = None
-    backoff_multiplier: float | None = None
-    initial_delay: int | None = None
+    # The bounds of RetryPolicy, published here too (the merged policy is validated as a whole).
+    max_attempts: int | None = Field(default=None, ge=1, le=MAX_ATTEMPTS_LIMIT)
+    backoff_multiplier: float | None = Field(default=None, ge=1, le=10)
+    initial_delay: int | None = Field(default=None, ge=1, le=3600)
 
 
 class WebhooksPatch(InModel):

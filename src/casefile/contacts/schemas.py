@@ -3,7 +3,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, EmailStr, Field, StringConstraints, field_validator
+from pydantic import BeforeValidator, ConfigDict, EmailStr, Field, StringConstraints, field_validator
 
 from casefile.access.visibility import VisibleOut
 from casefile.auth.permissions import Permission
@@ -63,12 +63,23 @@ class ContactFields(InModel):
         return None if value is None else _distinct(value)
 
 
+def _name_is_required(schema: dict[str, Any]) -> None:
+    """The published schema says what the service enforces: a contact has a name ("Name is
+    required")."""
+    schema["properties"]["name"] = {"type": "string", "minLength": 1, "maxLength": 300, "title": "Name"}
+    schema["required"] = sorted({*schema.get("required", []), "name"})
+
+
 class ContactCreate(ContactFields):
+    model_config = ConfigDict(json_schema_extra=_name_is_required)
+
     kind: Kind = "person"
 
 
 class ContactUpdate(ContactFields):
     """PATCH: any subset of the writable fields; absent fields stay as they are."""
+
+    not_null = ("kind", "name")
 
 
 class ContactOut(VisibleOut):

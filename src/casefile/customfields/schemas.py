@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, WithJsonSchema, field_validator
 
 from casefile.schemas import InModel, OutModel, Timestamp
 
@@ -26,6 +26,10 @@ MAX_CHOICES = 200
 CHOICE = Field(min_length=1, max_length=200)
 
 
+# A case type as published (the validator below gives its own message).
+CaseTypeText = Annotated[str, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 100})]
+
+
 def _case_types(value: list[str]) -> list[str]:
     if any(not 0 < len(t) <= 100 for t in value):
         raise ValueError("A case type is 1 to 100 characters")
@@ -36,7 +40,7 @@ class FieldSetCreate(InModel):
     entity: Entity = "case"
     name: str = Field(min_length=1, max_length=200)
     # The case types the set applies to, matched ignoring case; none: every case.
-    case_types: list[str] = Field(default_factory=list, max_length=100)
+    case_types: list[CaseTypeText] = Field(default_factory=list, max_length=100)
     position: int = Field(default=0, ge=0, le=10_000)
 
     @field_validator("case_types")
@@ -46,8 +50,9 @@ class FieldSetCreate(InModel):
 
 
 class FieldSetUpdate(InModel):
+    not_null = ("name", "case_types", "position")
     name: str | None = Field(default=None, min_length=1, max_length=200)
-    case_types: list[str] | None = Field(default=None, max_length=100)
+    case_types: list[CaseTypeText] | None = Field(default=None, max_length=100)
     position: int | None = Field(default=None, ge=0, le=10_000)
 
     @field_validator("case_types")
@@ -68,6 +73,8 @@ class FieldSetOut(OutModel):
 
 class FieldDefinition(InModel):
     """What may change after a field is made (its name, type and entity may not)."""
+
+    not_null = ("label", "required", "required_for_statuses", "choices", "position")
 
     label: str | None = Field(default=None, min_length=1, max_length=200)
     required: bool | None = None

@@ -7,10 +7,10 @@ import tomllib
 from datetime import date
 from functools import cache
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import holidays
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, WithJsonSchema, field_validator, model_validator
 
 from casefile.schemas import InModel
 
@@ -34,7 +34,9 @@ class HolidayCalendar(InModel):
     """Legal holidays: a country (ISO 3166 code) of the `holidays` library and optionally one of
     its subdivisions (a US state), observed days included, plus days of the rule set's own."""
 
-    country: str = Field(min_length=2, max_length=3)
+    country: Annotated[
+        str, WithJsonSchema({"type": "string", "enum": sorted(holidays.list_supported_countries())})
+    ] = Field(min_length=2, max_length=3)
     subdivision: str | None = Field(default=None, min_length=1, max_length=10)
     extra_holidays: list[ExtraHoliday] = Field(default_factory=list, max_length=500)
 

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from sqlalchemy import ColumnElement, and_, exists, func, or_
+from sqlalchemy import ColumnElement, and_, exists, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.db import dialect_name
 from casefile.documents.schemas import (
     PROCESSING_STATUSES,
     DocumentOut,
+    DocumentVersionOut,
 )
 from casefile.listing import ListSpec, any_of_ignoring_case, projectable
-from casefile.models import Document
+from casefile.models import Document, DocumentVersion
 
 
 async def _search_documents(session: AsyncSession, words: list[str]) -> ColumnElement[bool]:
@@ -47,3 +48,24 @@ DOCUMENT_LIST = ListSpec(
     filter_choices={"processing_status": PROCESSING_STATUSES},
     search=_search_documents,
 )
+
+
+VERSION_LIST = ListSpec(
+    model=DocumentVersion,
+    sortable={"version": DocumentVersion.version},
+    default_sort="version",
+    default_order="asc",  # oldest first: the document's history in order
+    tiebreak=DocumentVersion.id,
+    output_fields=projectable(DocumentVersionOut),
+)
+
+
+async def list_versions(session: AsyncSession, document_id: str) -> list[DocumentVersion]:
+    """Every version of a document, oldest first (for a matter export: all versions of each
+    document). Access is the caller's to check."""
+    statement = (
+        select(DocumentVersion)
+        .where(DocumentVersion.document_id == document_id)
+        .order_by(DocumentVersion.version)
+    )
+    return list(await session.scalars(statement))

@@ -3,14 +3,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from casefile.access.visibility import VisibleOut
 from casefile.ai.schemas import DocumentAi
 from casefile.auth.permissions import Permission
 from casefile.error_handlers import validation_details
 from casefile.errors import ErrorDetail, ValidationFailed
-from casefile.schemas import InModel, Timestamp
+from casefile.schemas import InModel, OutModel, Timestamp
 
 MAX_TAGS = 50
 Tags = list[str]
@@ -109,4 +109,29 @@ class DocumentOut(VisibleOut):
     uploaded_at: Timestamp
     updated_at: Timestamp
     processing_status: str
+    version: int = Field(
+        description="The current version's number (docs/api-conventions.md#document-versions)"
+    )
     ai: DocumentAi
+
+    @model_validator(mode="after")
+    def _stale(self) -> DocumentOut:
+        """An AI result made from an earlier version says so (`stale: true`) until reprocessed."""
+        if self.ai is not None and "processed_at" in self.ai:
+            self.ai = {**self.ai, "version": self.ai.get("version", 1)}
+            self.ai["stale"] = self.ai["version"] != self.version
+        return self
+
+
+class DocumentVersionOut(OutModel):
+    """One version of a document's content (`GET /documents/{id}/versions`)."""
+
+    document_id: str
+    version: int = Field(description="From 1; the highest is the document's current version")
+    file_name: str
+    file_size: int
+    file_type: str
+    sha256: str = Field(description="Its content's SHA-256: also its content's ETag")
+    uploaded_by: str | None
+    uploaded_via_key: str | None
+    uploaded_at: Timestamp

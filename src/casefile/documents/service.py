@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection
 from datetime import datetime
 from functools import partial
+from pathlib import Path
 from typing import Any
 
-from sqlalchemy import exists, select
+from sqlalchemy import ColumnElement, exists, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import InstrumentedAttribute
 
 from casefile.access.holds import ensure_no_hold
 from casefile.access.matter import Level, case_for
@@ -28,18 +30,19 @@ from casefile.auth.permissions import Principal
 from casefile.clock import utcnow
 from casefile.config.service import load as load_config
 from casefile.db import after_commit, commit_early, dialect_insert
+from casefile.documents import erasure
 from casefile.documents.repository import DOCUMENT_LIST
 from casefile.documents.schemas import (
     TITLE_REQUIRED,
     DocumentUpdate,
     UploadForm,
 )
-from casefile.documents.upload import FILE_FIELD, receive_upload
+from casefile.documents.upload import FILE_FIELD, ReceivedUpload, receive_upload
 from casefile.errors import UnsupportedMediaType, ValidationFailed
 from casefile.events import payloads
 from casefile.events.outbox import emit
 from casefile.listing import ListQuery, Page, fetch_page
-from casefile.models import Blob, Case, Document, document_not_trashed
+from casefile.models import Blob, Case, Document, DocumentVersion, document_not_trashed
 from casefile.runtime import Runtime
 from casefile.storage import content_removal_allowed
 from casefile.storage.sniff import detect
@@ -61,15 +64,18 @@ async def record_document_read(session: AsyncSession, document: Document) -> Non
     )
 
 
-async def record_download(session: AsyncSession, document: Document, content_range: str | None) -> None:
-    """A document's content is about to be sent (`content_range`: the part of it, if not all)."""
+async def record_download(
+    session: AsyncSession, document: Document, content_range: str | None, version: int | None = None
+) -> None:
+    """A document's content is about to be sent (`content_range`: the part of it, if not all) in
+    its current version, or `version`."""
     await audit.record_read(
         session,
         "document.download",
         resource_type="document",
         resource_id=document.id,
         case_id=document.case_id,
-        details={"range": content_range},
+        details={"range": content_range, "version": version or document.version},
     )
 
 
@@ -100,21 +106,12 @@ async def upload_document(
         body, content_type, temp_dir=runtime.settings.upload_temp_dir, max_file_bytes=uploads.max_size_bytes
     ) as received:
         form = UploadForm.from_fields(received.fields)
-        if received.path is None:
-            raise ValidationFailed.on(FILE_FIELD, "File is required")
-        if received.size == 0:
-            raise ValidationFailed.on(FILE_FIELD, "File is empty")
-        file_name = safe_file_name(received.file_name or form.title or "document")
-        file_type = detect(received.head, file_name, complete=received.head_is_complete)
-        if file_type not in uploads.allowed_types:
-            raise UnsupportedMediaType(
-                f"This kind of file is not accepted ({file_type or 'unrecognised content'})"
-            )
+        path, file_name, file_type = checked_file(received, uploads.allowed_types, form.title)
         async with runtime.db.transaction(write=True) as writer:
             # It may have gone, or the caller's access with it, while the body streamed in.
             await case_for(writer, actor, case_id, Level.WRITE)
-            await _hold_blob(writer, received.sha256, received.size)
-            await runtime.store.put(received.sha256, received.path)
+            await hold_blob(writer, received.sha256, received.size)
+            await runtime.store.put(received.sha256, path)
             now = utcnow()
             document = Document(
                 case_id=case_id,
@@ -138,6 +135,24 @@ async def upload_document(
     return document
 
 
+def checked_file(
+    received: ReceivedUpload, allowed_types: Collection[str], title: str | None
+) -> tuple[Path, str, str]:
+    """The received file's path, safe name and detected type, or why it is refused: the checks of
+    an upload and of a new version alike."""
+    if received.path is None:
+        raise ValidationFailed.on(FILE_FIELD, "File is required")
+    if received.size == 0:
+        raise ValidationFailed.on(FILE_FIELD, "File is empty")
+    file_name = safe_file_name(received.file_name or title or "document")
+    file_type = detect(received.head, file_name, complete=received.head_is_complete)
+    if file_type is None or file_type not in allowed_types:
+        raise UnsupportedMediaType(
+            f"This kind of file is not accepted ({file_type or 'unrecognised content'})"
+        )
+    return received.path, file_name, file_type
+
+
 async def copy_document(
     session: AsyncSession, runtime: Runtime, actor: Principal, source: Document, case: Case
 ) -> Document:
@@ -145,7 +160,7 @@ async def copy_document(
     standard document): the content is shared (content-addressed), its row held so that no
     collection removes it meanwhile. Emits `document.uploaded`; queued for processing like an
     upload."""
-    await _hold_blob(session, source.sha256, source.file_size)
+    await hold_blob(session, source.sha256, source.file_size)
     config = await load_config(session, runtime.settings)
     now = utcnow()
     document = Document(
@@ -175,6 +190,7 @@ async def _add_document(
     path for an upload and a template's copy."""
     session.add(document)
     await session.flush()
+    session.add(version_row(document))  # its version 1
     await emit(session, "document.uploaded", payloads.document_uploaded(document))
     if process:
         await ai_jobs.enqueue(
@@ -187,7 +203,22 @@ async def _add_document(
         )
 
 
-async def _hold_blob(session: AsyncSession, sha256: str, size: int) -> None:
+def version_row(document: Document) -> DocumentVersion:
+    """The `document_versions` row of the document's current version, from its file columns."""
+    return DocumentVersion(
+        document_id=document.id,
+        version=document.version,
+        file_name=document.file_name,
+        file_size=document.file_size,
+        file_type=document.file_type,
+        sha256=document.sha256,
+        uploaded_by=document.uploaded_by,
+        uploaded_via_key=document.uploaded_via_key,
+        uploaded_at=document.uploaded_at,
+    )
+
+
+async def hold_blob(session: AsyncSession, sha256: str, size: int) -> None:
     """Create or lock the content's row until this transaction ends (an upsert takes the row lock
     on PostgreSQL; on SQLite the write transaction is exclusive already)."""
     insert = dialect_insert(session)
@@ -211,7 +242,7 @@ async def collect_content(runtime: Runtime, sha256: str) -> None:
             blob = await session.scalar(select(Blob).where(Blob.sha256 == sha256).with_for_update())
             if blob is None:
                 return
-            if await session.scalar(select(exists().where(Document.sha256 == sha256))):
+            if await session.scalar(select(_content_in_use(sha256))):
                 return
             await session.delete(blob)
             await session.flush()
@@ -220,12 +251,15 @@ async def collect_content(runtime: Runtime, sha256: str) -> None:
             await runtime.store.delete(sha256)
 
 
+def _content_in_use(sha256: str | InstrumentedAttribute[str]) -> ColumnElement[bool]:
+    """Some document has the content as its current version, or as an earlier one."""
+    return or_(exists().where(Document.sha256 == sha256), exists().where(DocumentVersion.sha256 == sha256))
+
+
 async def collect_orphaned_content(runtime: Runtime) -> int:
     """Collect content left behind when a process stopped between a deletion and its collection."""
     async with runtime.db.transaction(write=False) as session:
-        orphans = list(
-            await session.scalars(select(Blob.sha256).where(~exists().where(Document.sha256 == Blob.sha256)))
-        )
+        orphans = list(await session.scalars(select(Blob.sha256).where(~_content_in_use(Blob.sha256))))
     for sha256 in orphans:
         await collect_content(runtime, sha256)
     return len(orphans)
@@ -287,11 +321,13 @@ async def purge_documents(
 ) -> None:
     """Delete documents for good (emitting `document.purged` for each) and, once that has
     committed, collect their content. The callers have checked for legal holds."""
+    contents = await erasure.contents_of(session, [d.id for d in documents])
     for document in documents:
         await emit(session, "document.purged", payloads.document_purged(document, purged_by, reason))
         await session.delete(document)
     await session.flush()
-    for sha256 in {d.sha256 for d in documents}:
+    await erasure.erase_traces(session, documents)
+    for sha256 in contents:
         after_commit(session, partial(collect_content, runtime, sha256))
 
 

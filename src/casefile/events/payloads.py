@@ -212,6 +212,7 @@ def document_updated(
     return {
         "document_id": document.id,
         "case_id": document.case_id,
+        "version": document.version,
         "changes": changes,
         "updated_by": updated_by,
         "updated_at": format_timestamp(document.updated_at),
@@ -247,8 +248,8 @@ def document_purged(document: Document, purged_by: str | None, reason: str) -> D
     return {
         "document_id": document.id,
         "case_id": document.case_id,
-        "title": document.title,
-        "sha256": document.sha256,
+        "title": None,
+        "sha256": None,
         "purged_by": purged_by,
         "reason": reason,
         "purged_at": format_timestamp(utcnow()),

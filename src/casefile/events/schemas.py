@@ -137,6 +137,9 @@ class DocumentUploaded(TypedDict):
 class DocumentUpdated(TypedDict):
     document_id: str
     case_id: str
+    # The document's current version: one more than before when `changes` has `version` (a new
+    # version was uploaded: POST /documents/{id}/versions).
+    version: int
     changes: Changes
     updated_by: str | None
     updated_at: str
@@ -164,8 +167,10 @@ class DocumentRestored(TypedDict):
 class DocumentPurged(TypedDict):
     document_id: str
     case_id: str
-    title: str
-    sha256: str
+    # Null: a purge leaves no text of the document in the database, this event's payload included
+    # (docs/decisions/0028-document-versions.md); earlier events of it keep only its ids.
+    title: str | None
+    sha256: str | None
     purged_by: str | None
     reason: str
     purged_at: str

@@ -13,6 +13,7 @@ class GroupCreate(InModel):
 
 
 class GroupUpdate(InModel):
+    not_null = ("name",)
     name: str | None = Field(default=None, min_length=1, max_length=200)
     description: str | None = Field(default=None, max_length=2000)
 

@@ -18,7 +18,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSche
 
 from casefile.errors import ErrorDetail, ValidationFailed
 from casefile.listing.cursors import decode_cursor, list_scope
-from casefile.listing.projection import MAX_FIELDS_LENGTH, Projectable, Projection, parse_fields
+from casefile.listing.projection import (
+    MAX_FIELDS_LENGTH,
+    Projectable,
+    Projection,
+    fields_pattern,
+    parse_fields,
+)
 from casefile.listing.spec import (
     CUSTOM_PREFIX,
     DEFAULT_LIMIT,
@@ -37,14 +43,32 @@ FIELDS_DESCRIPTION = (
     "Comma-separated names of the fields to return; a field holding objects takes the names of "
     "theirs in braces, one level deep: `id,title,assignees{id,name}`"
 )
-FieldsParam = Annotated[str | None, Query(max_length=MAX_FIELDS_LENGTH, description=FIELDS_DESCRIPTION)]
+
+
+def _published_fields(allowed: Projectable) -> Any:
+    """`fields` as published: a string of the known names (`fields_pattern`). The pattern is
+    published, not enforced by Pydantic: `parse_fields` says what is wrong in its own words."""
+    schema = {"type": "string", "maxLength": MAX_FIELDS_LENGTH, "pattern": fields_pattern(allowed)}
+    return Annotated[str | None, WithJsonSchema(schema)]
+
+
+def _published_choices(choices: tuple[str, ...]) -> Any:
+    """A filter with fixed choices as published: one or more of them, comma-separated (checked
+    by `_list_query`, which names the choices when a value is not one of them). Empty is a value:
+    none of them (it never reads as "no filter")."""
+    choice = "(?:" + "|".join(re.escape(c) for c in choices) + ")"
+    pattern = f"^(?:{choice}(?:,{choice}){{0,{MAX_FILTER_VALUES - 1}}})?$"
+    return Annotated[str | None, WithJsonSchema({"type": "string", "pattern": pattern})]
 
 
 def fields_query(allowed: Projectable) -> Callable[..., Awaitable[Projection | None]]:
     """The dependency that parses `fields` for a single item: a 422 at once, so before any
     dependency listed after it (such as the item's lookup) runs."""
+    published = _published_fields(allowed)
 
-    async def dependency(fields: FieldsParam = None) -> Projection | None:
+    async def dependency(
+        fields: Annotated[published, Query(description=FIELDS_DESCRIPTION)] = None,  # type: ignore[valid-type]
+    ) -> Projection | None:
         return parse_fields(fields, allowed)
 
     return dependency
@@ -75,7 +99,7 @@ def _parameters_model(spec: ListSpec) -> type[BaseModel]:
             Annotated[str, WithJsonSchema({"type": "string", "enum": ["asc", "desc"]})],
             Field(spec.default_order, description=f"asc or desc (default {spec.default_order})"),
         ),
-        "fields": (str | None, Field(None, max_length=MAX_FIELDS_LENGTH, description=FIELDS_DESCRIPTION)),
+        "fields": (_published_fields(spec.output_fields), Field(None, description=FIELDS_DESCRIPTION)),
         "search": (
             str | None,
             Field(
@@ -86,8 +110,9 @@ def _parameters_model(spec: ListSpec) -> type[BaseModel]:
         ),
     }
     for name in spec.filters:
+        choices = spec.filter_choices.get(name)
         fields[name] = (
-            str | None,
+            _published_choices(choices) if choices else str | None,
             Field(None, max_length=2000, description="Filter; comma-separated means any of"),
         )
     name = f"{spec.model.__name__}ListParameters"

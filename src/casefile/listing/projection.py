@@ -110,6 +110,25 @@ def parse_fields(value: str | None, allowed: Projectable) -> Projection | None:
     return asked
 
 
+def fields_pattern(allowed: Projectable) -> str:
+    """The regular expression, published in OpenAPI, of the `fields=` values that `parse_fields`
+    accepts for `allowed`: known names, comma-separated, each with known sub-fields in braces where
+    it takes them (the parser also allows spaces; the published form need not)."""
+
+    def alternatives(names: Any) -> str:
+        return "|".join(re.escape(name) for name in sorted(names))
+
+    items = []
+    for name, takes in sorted(allowed.items()):
+        if takes is None:
+            items.append(re.escape(name))
+            continue
+        sub = _KEY if takes == "keys" else f"(?:{alternatives(takes)})"
+        items.append(rf"{re.escape(name)}(?:\{{{sub}(?:,{sub})*\}})?")
+    item = f"(?:{'|'.join(items)})"
+    return f"^{item}(?:,{item})*$"
+
+
 def _pick(value: Any, keys: tuple[str, ...]) -> Any:
     if isinstance(value, list):
         return [_pick(item, keys) for item in value]

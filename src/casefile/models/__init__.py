@@ -35,7 +35,7 @@ from casefile.models.conflicts import ConflictCheck
 from casefile.models.contacts import Contact, ContactName, Party
 from casefile.models.custom_fields import CustomField, CustomFieldSet, CustomFieldValue
 from casefile.models.deadlines import Deadline, DeadlineRuleSet
-from casefile.models.documents import Blob, Document, document_not_trashed
+from casefile.models.documents import Blob, Document, DocumentVersion, document_not_trashed
 from casefile.models.events import Event
 from casefile.models.groups import Group, GroupMember
 from casefile.models.holds import LegalHold
@@ -89,6 +89,7 @@ __all__ = [
     "Delivery",
     "DeliveryAttempt",
     "Document",
+    "DocumentVersion",
     "Event",
     "Expense",
     "Group",

@@ -3,7 +3,21 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Boolean, ColumnElement, ForeignKey, Index, String, Text, false, func
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    ColumnElement,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    false,
+    func,
+    text,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
 from casefile.clock import new_id, utcnow
@@ -29,6 +43,9 @@ class Document(Base):
     uploaded_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     processing_status: Mapped[str] = mapped_column(String(20), default="pending")
+    # The current version's number (docs/api-conventions.md#document-versions): the file columns
+    # above describe that version; every version, this one included, is a `document_versions` row.
+    version: Mapped[int] = mapped_column(Integer, default=1, server_default=text("1"))
     ai: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     # In the trash since (docs/api-conventions.md#trash): hidden everywhere, content kept until
     # purged. `deleted_with_case`: trashed by its case's deletion, so restoring the case brings it
@@ -60,3 +77,23 @@ class Blob(Base):
     sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
     size: Mapped[int] = mapped_column(BigInteger)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class DocumentVersion(Base):
+    """One version of a document's content, from 1 up. The current one's details are also on the
+    document (`Document.version`); content is shared by SHA-256 like any document's (`blobs`)."""
+
+    __tablename__ = "document_versions"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True, default=lambda: new_id("docver"))
+    document_id: Mapped[str] = mapped_column(ForeignKey("documents.id", ondelete="CASCADE"))
+    version: Mapped[int] = mapped_column(Integer)
+    file_name: Mapped[str] = mapped_column(String(255))
+    file_size: Mapped[int] = mapped_column(BigInteger)
+    file_type: Mapped[str] = mapped_column(String(127))
+    sha256: Mapped[str] = mapped_column(String(64), index=True)
+    uploaded_by: Mapped[str | None] = mapped_column(String(40))
+    uploaded_via_key: Mapped[str | None] = mapped_column(String(40))
+    uploaded_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    __table_args__ = (UniqueConstraint("document_id", "version"),)

@@ -31,6 +31,8 @@ class Passage(Base):
     )
     document_id: Mapped[str] = mapped_column(ForeignKey("documents.id", ondelete="CASCADE"), index=True)
     case_id: Mapped[str] = mapped_column(String(40), index=True)
+    # The document version the passage was extracted from (null: written before versions, so 1).
+    version: Mapped[int | None] = mapped_column(Integer)
     passage_index: Mapped[int] = mapped_column(Integer)  # its place in the document, from 0
     page: Mapped[int] = mapped_column(Integer)
     start: Mapped[int] = mapped_column(Integer)

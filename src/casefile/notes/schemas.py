@@ -22,6 +22,8 @@ class NoteCreate(InModel):
 class NoteUpdate(InModel):
     """PATCH: any subset; each change is a new version in the note's history."""
 
+    not_null = ("body", "format", "pinned")
+
     body: str | None = Field(default=None, max_length=MAX_BODY)
     format: Format | None = None
     pinned: bool | None = None

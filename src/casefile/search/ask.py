@@ -86,6 +86,7 @@ def _merged_passages(ranked: list[tuple[PassageRow, float]]) -> list[dict[str, A
             merged.append(
                 {
                     "document_id": passage.document_id,
+                    "version": passage.version,
                     "document_title": passage.document_title,
                     "page": passage.page,
                     "start": passage.start,
@@ -196,6 +197,7 @@ async def _answer(session: AsyncSession, case: Case, question: str) -> dict[str,
         {
             "text": sentence.text,
             "document_id": passage.document_id,
+            "version": passage.version,
             "page": passage.page,
             "start": passage.start + sentence.start,
             "end": passage.start + sentence.end,

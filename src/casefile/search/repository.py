@@ -40,10 +40,16 @@ def database_key(session: AsyncSession) -> str:
 
 
 async def replace_passages(
-    session: AsyncSession, *, document_id: str, case_id: str, passages: list[TextPassage], vectors: Vectors
+    session: AsyncSession,
+    *,
+    document_id: str,
+    case_id: str,
+    passages: list[TextPassage],
+    vectors: Vectors,
+    version: int = 1,
 ) -> None:
     """Delete the document's passages and insert `passages` with their `vectors` (one L2-normalised
-    row each), in the caller's transaction."""
+    row each), in the caller's transaction: those of its `version`."""
     if len(passages) != len(vectors) or (len(passages) and vectors.shape[1] != EMBEDDING_DIM):
         raise ValueError(f"{len(passages)} passages but vectors of shape {vectors.shape}")
     await session.execute(delete(Passage).where(Passage.document_id == document_id))
@@ -57,6 +63,7 @@ async def replace_passages(
         {
             "document_id": document_id,
             "case_id": case_id,
+            "version": version,
             "passage_index": passage.index,
             "page": passage.page,
             "start": passage.start,
@@ -113,6 +120,7 @@ class PassageRow:
     start: int
     end: int
     text: str
+    version: int  # the document version it was extracted from
 
 
 _PASSAGE_COLUMNS = (
@@ -125,6 +133,7 @@ _PASSAGE_COLUMNS = (
     Passage.start,
     Passage.end,
     Passage.text,
+    func.coalesce(Passage.version, 1),
 )
 
 
@@ -164,6 +173,15 @@ async def first_passages(
         session, visible, Passage.document_id.in_(list(document_ids)), Passage.passage_index == 0
     )
     return {row.document_id: row for row in rows}
+
+
+async def passages_on_page(session: AsyncSession, document_id: str, page: int) -> list[PassageRow]:
+    """A document's passages on one page, in order (to show a cited passage; the caller checked
+    that it may see the document)."""
+    rows = await _passages_where(
+        session, Case.id == Document.case_id, Passage.document_id == document_id, Passage.page == page
+    )
+    return sorted(rows, key=lambda row: row.passage_index)
 
 
 async def vanished_passages(session: AsyncSession, ids: Sequence[int]) -> list[int]:

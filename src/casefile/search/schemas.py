@@ -30,6 +30,9 @@ class SearchHit(BaseModel):
     title: str
     case_id: str | None = Field(default=None, description="Documents: the case they belong to")
     case_number: str | None = Field(default=None, description="Cases: the case number")
+    version: int | None = Field(
+        default=None, description="Documents: the version the snippet's passage was taken from"
+    )
     snippet: Snippet
     matched: list[Literal["text", "semantic"]]
 
@@ -41,6 +44,7 @@ class AskRequest(InModel):
 class AnswerSentence(BaseModel):
     text: str
     document_id: str
+    version: int = Field(description="The document version the sentence was taken from")
     page: int
     start: int
     end: int
@@ -53,6 +57,7 @@ class Answer(BaseModel):
 
 class AskPassage(BaseModel):
     document_id: str
+    version: int = Field(description="The document version the passage was taken from")
     document_title: str
     page: int
     start: int

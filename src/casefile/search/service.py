@@ -213,6 +213,7 @@ async def search(
                 "score": round(hit.score, 6),
                 "title": hit.title,
                 "case_id": hit.case_id,
+                "version": passage.version if passage is not None else None,
                 "snippet": snippet,
                 "matched": sorted(hit.matched, key=("text", "semantic").index),
             }

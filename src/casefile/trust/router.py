@@ -17,7 +17,7 @@ from casefile.auth.permissions import Permission, Principal
 from casefile.envelope import Envelope, PageEnvelope
 from casefile.errors import admin_required
 from casefile.listing import ListQuery, list_query
-from casefile.money import text
+from casefile.money import CurrencyText, text
 from casefile.request_scope import RuntimeDep, SessionDep
 from casefile.trust import service
 from casefile.trust.repository import TRUST_LIST
@@ -92,11 +92,11 @@ async def reconciliation(
     principal: TrustRead,
     session: SessionDep,
     runtime: RuntimeDep,
-    month: Annotated[str, Query(pattern=r"^\d{4}-\d{2}$", description="YYYY-MM")],
+    month: Annotated[str, Query(pattern=r"^[1-9]\d{3}-(0[1-9]|1[0-2])$", description="YYYY-MM")],
     bank_balance: Annotated[
         str, Query(pattern=r"^-?\d{1,13}(\.\d{1,4})?$", description="From the bank statement")
     ],
-    currency: Annotated[str | None, Query(pattern=r"^[A-Z]{3}$")] = None,
+    currency: Annotated[CurrencyText | None, Query(pattern=r"^[A-Z]{3}$")] = None,
 ) -> JSONResponse:
     """Three-way reconciliation at the month's end: bank statement, trust journal, and the sum
     of client ledgers, with every difference listed. The firm's whole trust account: an

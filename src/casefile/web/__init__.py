@@ -8,10 +8,18 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from casefile.web import (
+    admin_config,
+    admin_groups,
+    admin_keys,
     admin_users,
+    admin_webhooks,
+    ask_page,
     assets,
+    conflicts_page,
     deadlines_tab,
+    documents_page,
     errors,
+    invoices,
     matter,
     matter_work,
     matters,
@@ -19,6 +27,10 @@ from casefile.web import (
     parties_tab,
     search_page,
     signin,
+    trash_page,
+    time_tab,
+    timer,
+    trust_pages,
 )
 from casefile.web.security import WebHeadersMiddleware
 
@@ -37,6 +49,19 @@ def install(app: FastAPI) -> None:
         parties_tab,
         search_page,
         admin_users,
+        # Issue 28's second round.
+        documents_page,
+        ask_page,
+        conflicts_page,
+        trash_page,
+        admin_groups,
+        admin_keys,
+        admin_webhooks,
+        admin_config,
+        timer,
+        time_tab,
+        invoices,
+        trust_pages,
     ):
         app.include_router(module.router)
     app.add_middleware(WebHeadersMiddleware)

@@ -40,7 +40,12 @@ async def users(request: Request, principal: UsersRead, session: SessionDep) -> 
     page = await users_service.list_users(
         session, build_list_query(USER_LIST, {"limit": "100", "sort": "name", "order": "asc"})
     )
-    context = {"users": page.rows, "roles": ROLES, "can_write": principal.can(Permission.WRITE_USERS)}
+    context = {
+        "users": page.rows,
+        "roles": ROLES,
+        "can_write": principal.can(Permission.WRITE_USERS),
+        "section": "users",
+    }
     return render(request, "admin_users.html", context, me=me, nav="admin")
 
 

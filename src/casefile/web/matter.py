@@ -41,9 +41,12 @@ TABS = (
     ("tasks", "Tasks", "/tasks"),
     ("deadlines", "Deadlines", "/deadlines"),
     ("documents", "Documents", "/documents"),
+    ("ask", "Ask", "/ask"),
 )
 # Shown to those with `manage` on the matter only (the API's rule for its audit trail).
 MANAGER_TABS = (("activity", "Activity", "/activity"),)
+# Shown to those with the permission (docs/billing.md#permissions).
+BILLING_TABS = (("time", "Time", "/time", "read:billing"), ("trust", "Trust", "/trust", "read:trust"))
 
 
 async def people(session: AsyncSession, principal: Principal) -> dict[str, User]:
@@ -63,12 +66,16 @@ async def matter_page(
     tab: str,
     context: dict[str, Any],
     status_code: int = 200,
+    template: str = "",
 ) -> HTMLResponse:
     level = await level_on(session, me.principal, case)
     can_write = level >= Level.WRITE and me.can(Permission.WRITE_CASES)
-    tabs = TABS + MANAGER_TABS if level >= Level.MANAGE else TABS
+    tabs: tuple[tuple[str, str, str], ...] = TABS + MANAGER_TABS if level >= Level.MANAGE else TABS
+    tabs += tuple((key, text, suffix) for key, text, suffix, needed in BILLING_TABS if me.can(needed))
     page = {"case": case, "tab": tab, "tabs": tabs, "can_write": can_write, **context}
-    return render(request, f"matter_{tab}.html", page, me=me, nav="matters", status_code=status_code)
+    return render(
+        request, f"matter_{template or tab}.html", page, me=me, nav="matters", status_code=status_code
+    )
 
 
 @router.get("/app/matters/{case_id}")

@@ -102,6 +102,8 @@ async def documents(
         "people": await people(session, principal),
         "upload_url": f"/app/matters/{case.id}/documents?csrf_token={token}",
         "can_upload": principal.can(Permission.WRITE_DOCUMENTS),
+        # While a document is queued or being processed the list refreshes itself (htmx).
+        "processing": any(d.processing_status in ("pending", "processing") for d in page.rows),
     }
     return await matter_page(request, session, me, case, tab="documents", context=context)
 

@@ -99,7 +99,7 @@ def _names(form: dict[str, str]) -> list[str]:
     return _lines("\n".join([form["client_name"], form["adverse"]]))
 
 
-async def _conflict_check(session: AsyncSession, principal: Principal, names: list[str]) -> dict[str, Any]:
+async def conflict_check(session: AsyncSession, principal: Principal, names: list[str]) -> dict[str, Any]:
     """The check as the API runs and shows it (recorded, `conflict_check.completed`, redacted)."""
     if not principal.can(Permission.READ_CONFLICTS):
         return {"allowed": False, "names": names, "hits": []}
@@ -130,7 +130,7 @@ async def new_matter(
     form = {name: str(raw.get(name) or "") for name in FORM_FIELDS}
     names = _names(form)
     if raw.get("action") != "create":
-        check = await _conflict_check(session, principal, names)
+        check = await conflict_check(session, principal, names)
         if request.headers.get("hx-request"):
             return render_fragment("conflict_hits.html", {"check": check})
         me = await viewer(session, principal)

@@ -15,7 +15,7 @@ from starlette.types import Message, Receive, Scope, Send
 from casefile.auth.browser import COOKIE, RENEWED_STATE, applies_to, csrf_matches
 from casefile.auth.dependencies import UserPrincipal
 from casefile.auth.permissions import Principal
-from casefile.errors import csrf_refused
+from casefile.errors import admin_required, csrf_refused
 from casefile.middleware import HttpMiddleware
 from casefile.request_scope import runtime_of
 
@@ -83,3 +83,14 @@ async def require_csrf(request: Request, principal: UserPrincipal) -> Principal:
 
 
 Changer = Annotated[Principal, Depends(require_csrf)]
+
+
+async def require_admin_csrf(principal: Changer) -> Principal:
+    """An administrator's state-changing request with its CSRF token (the `/admin` API's rule:
+    an administrator's own session, never an API key)."""
+    if not principal.is_admin_user:
+        raise admin_required()
+    return principal
+
+
+AdminChanger = Annotated[Principal, Depends(require_admin_csrf)]

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.auth.browser import csrf_token
 from casefile.auth.permissions import Permission, Principal
+from casefile.billing import time_service
 from casefile.clock import utcnow
 from casefile.models import User
 from casefile.request_scope import runtime_of
@@ -26,6 +27,13 @@ def _when(value: datetime | date | None) -> str:
     if isinstance(value, datetime):
         return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
     return value.isoformat()
+
+
+def _duration(seconds: int) -> str:
+    """Seconds as H:MM:SS (a timer's elapsed time)."""
+    minutes, second = divmod(max(int(seconds), 0), 60)
+    hours, minute = divmod(minutes, 60)
+    return f"{hours}:{minute:02d}:{second:02d}"
 
 
 def _label(value: str | None) -> str:
@@ -42,6 +50,7 @@ _ENV = Environment(
 _ENV.globals["static_url"] = static_url
 _ENV.filters["when"] = _when
 _ENV.filters["label"] = _label
+_ENV.filters["duration"] = _duration
 
 
 class Viewer:
@@ -52,13 +61,28 @@ class Viewer:
         self.name = user.name if user else principal.id
         self.email = user.email if user else ""
         self.role = principal.role or ""
+        # The header's timers (billing.time_service.visible_timers), for those who record time.
+        self.timers: list[dict[str, Any]] = []
 
     def can(self, permission: str) -> bool:
         return self.principal.can(Permission(permission))
 
 
 async def viewer(session: AsyncSession, principal: Principal) -> Viewer:
-    return Viewer(principal, await session.get(User, principal.id))
+    me = Viewer(principal, await session.get(User, principal.id))
+    if me.can(Permission.WRITE_BILLING):
+        me.timers = [
+            {
+                "id": timer.id,
+                "case_id": case.id,
+                "case_title": case.title,
+                "description": timer.description,
+                "running": timer.running_since is not None,
+                "elapsed": time_service.elapsed(timer),
+            }
+            for timer, case in await time_service.visible_timers(session, principal)
+        ]
+    return me
 
 
 def render(

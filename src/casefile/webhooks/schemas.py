@@ -63,6 +63,8 @@ class WebhookCreate(InModel):
 class WebhookUpdate(InModel):
     """PUT and PATCH alike: any subset. `retry_policy` fields not given keep their values."""
 
+    not_null = ("name", "url", "events", "secret", "active", "retry_policy")
+
     name: str | None = Field(default=None, min_length=1, max_length=200)
     url: str | None = Field(default=None, min_length=1, max_length=2048)
     events: list[Subscription] | None = Field(default=None, min_length=1, max_length=100)
