@@ -34,8 +34,8 @@ def api(
 
 
 @pytest.fixture
-def storage(api: Api, request: pytest.FixtureRequest) -> Storage:
-    return Storage(api, request.getfixturevalue("s3") if api.settings.storage_url else None)
+def storage(api: Api) -> Storage:
+    return Storage(api)
 
 
 @pytest.fixture

@@ -37,6 +37,9 @@ class Storage:
 
     def __init__(self, api: Api, s3: S3Server | None = None) -> None:
         self.api = api
+        endpoint = api.settings.storage_endpoint  # the test S3 server's
+        if s3 is None and api.settings.storage_url and endpoint:
+            s3 = S3Server(endpoint)
         self.s3 = s3
         self.content = api.settings.content_dir
         self.temp = api.settings.upload_temp_dir
