@@ -52,7 +52,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -354,6 +354,15 @@ class Server:
     log_path: Path
     email: str
     password: str
+    # Where the content is when not in the data dir (bench/upload_document_s3.py: a bucket): the
+    # stored size of a SHA-256, None when it is not stored.
+    stored: Callable[[str], int | None] | None = None
+
+    def stored_size(self, sha256: str) -> int | None:
+        if self.stored is not None:
+            return self.stored(sha256)
+        path = self.content_path(sha256)
+        return path.stat().st_size if path.is_file() else None
 
     def log_tail(self, lines: int = 40) -> str:
         try:
@@ -366,15 +375,22 @@ class Server:
 
     def leftover_temp_files(self) -> list[str]:
         temp = self.data_dir / "tmp"
-        return sorted(p.name for p in temp.iterdir()) if temp.exists() else []
+        # Not `download-*.part`: with content in a bucket, AI processing reads a copy of the
+        # document there while it runs (and removes it after).
+        return sorted(p.name for p in temp.glob("upload-*")) if temp.exists() else []
 
 
 @contextmanager
 def running_server(
-    work_dir: Path, max_upload_bytes: int, deadline: Deadline, extra_env: dict[str, str] | None = None
+    work_dir: Path,
+    max_upload_bytes: int,
+    deadline: Deadline,
+    extra_env: dict[str, str] | None = None,
+    stored: Callable[[str], int | None] | None = None,
 ) -> Iterator[Server]:
     """`casefile serve` on a free loopback port with a fresh data dir; always stopped on exit.
-    `extra_env`: more settings (`CASEFILE_…`) for the server."""
+    `extra_env`: more settings (`CASEFILE_…`) for the server; `stored`: the stored size of a
+    content key, where content is not in the data dir (an object store)."""
     data_dir = work_dir / "data"
     data_dir.mkdir()
     port = free_port()
@@ -398,7 +414,7 @@ def running_server(
         process = subprocess.Popen(
             command, env=env, cwd=work_dir, stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True
         )
-    server = Server(process, f"http://{HOST}:{port}", data_dir, log_path, ADMIN_EMAIL, password)
+    server = Server(process, f"http://{HOST}:{port}", data_dir, log_path, ADMIN_EMAIL, password, stored)
     try:
         wait_until_healthy(server, deadline)
         yield server
@@ -560,9 +576,8 @@ def upload(
         raise BenchError(f"sha256 mismatch: sent {expected_sha256}, server says {document.get('sha256')}")
     if document.get("file_size") != size:
         raise BenchError(f"file_size mismatch: sent {size}, server says {document.get('file_size')}")
-    stored = server.content_path(expected_sha256)
-    if not stored.is_file() or stored.stat().st_size != size:
-        raise BenchError(f"the stored content {stored} is missing or has the wrong size")
+    if server.stored_size(expected_sha256) != size:
+        raise BenchError(f"the stored content {expected_sha256} is missing or has the wrong size")
     if leftovers := server.leftover_temp_files():
         raise BenchError(f"temporary files left in the data dir: {leftovers}")
     return document, elapsed, body.times
@@ -573,11 +588,12 @@ def delete_document(client: httpx.Client, server: Server, document: dict[str, An
     repeats store anew). A deleted document stays in the trash, content and all, until purged."""
     expect(client.delete(f"{API}/documents/{document['id']}"), 200, "delete document")
     expect(client.delete(f"{API}/admin/trash/{document['id']}"), 200, "purge document")
-    stored = server.content_path(document["sha256"])
     give_up = time.monotonic() + 30
-    while stored.exists():
+    while server.stored_size(document["sha256"]) is not None:
         if time.monotonic() > give_up:
-            raise BenchError(f"the content {stored} was not removed after the document was deleted")
+            raise BenchError(
+                f"the content {document['sha256']} was not removed after the document was deleted"
+            )
         time.sleep(0.05)
 
 
@@ -761,7 +777,7 @@ def results_table(runs: list[Run]) -> str:
 
 def write_results(payload: dict[str, Any], started_at: datetime) -> Path:
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    path = RESULTS_DIR / f"upload_document-{started_at.strftime('%Y%m%dT%H%M%SZ')}.json"
+    path = RESULTS_DIR / f"{payload['benchmark']}-{started_at.strftime('%Y%m%dT%H%M%SZ')}.json"
     path.write_text(json.dumps(payload, indent=2) + "\n")
     return path
 
@@ -817,14 +833,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, **store: Any) -> int:
+    """`store`: `run`'s keyword arguments for content elsewhere than the data dir."""
     args = parse_args(argv)
     started_at = datetime.now(UTC)
     deadline = Deadline(args.deadline_minutes * 60)
     deadline.arm()
     work_dir = Path(tempfile.mkdtemp(prefix="casefile-upload-bench-", dir=args.work_dir))
     try:
-        return run(args, work_dir, deadline, started_at)
+        return run(args, work_dir, deadline, started_at, **store)
     except BenchError as exc:
         log(f"FAILED: {exc}")
         return 1
@@ -837,7 +854,16 @@ def main(argv: list[str] | None = None) -> int:
         log(f"removed {work_dir}")
 
 
-def run(args: argparse.Namespace, work_dir: Path, deadline: Deadline, started_at: datetime) -> int:
+def run(
+    args: argparse.Namespace,
+    work_dir: Path,
+    deadline: Deadline,
+    started_at: datetime,
+    *,
+    benchmark: str = "upload_document",
+    extra_env: dict[str, str] | None = None,
+    stored: Callable[[str], int | None] | None = None,
+) -> int:
     size: int = args.size
     free = shutil.disk_usage(work_dir).free
     needed = 2 * size + args.warmup_bytes + 512 * MIB  # the file, its stored copy (or the plain copy)
@@ -855,7 +881,7 @@ def run(args: argparse.Namespace, work_dir: Path, deadline: Deadline, started_at
 
     runs: list[Run] = []
     facts: dict[str, Any] = {}
-    with running_server(work_dir, size + MIB, deadline) as server:
+    with running_server(work_dir, size + MIB, deadline, extra_env, stored) as server:
         if os.stat(server.data_dir).st_dev != os.stat(source).st_dev:
             raise BenchError("the test file and the data dir are not on the same filesystem")
         sampler = RssSampler(server.process.pid, args.interval_ms / 1000)
@@ -908,7 +934,7 @@ def run(args: argparse.Namespace, work_dir: Path, deadline: Deadline, started_at
     print(f"client (this process) peak RSS: {client_peak:.1f} MiB")
     if not args.no_save:
         payload = {
-            "benchmark": "upload_document",
+            "benchmark": benchmark,
             "started_at": started_at.isoformat(),
             "finished_at": datetime.now(UTC).isoformat(),
             "machine": machine_facts(work_dir),

@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 python="${PYTHON:-.venv/bin/python}"
 
 SQLITE=(access_check audit_write conflict_check create_burst export_matter http_load profile_request startup
-  upload_document webhook_delivery web_pages load_shedding ai_pipeline ai_throughput ai_quality
+  upload_document upload_document_s3 webhook_delivery web_pages load_shedding ai_pipeline ai_throughput ai_quality
   search_passages)
 # In this order: search_cases_ab.py --smoke reads the database search_cases.py --smoke loads.
 POSTGRES=(audit_contention search_cases search_cases_ab webhook_workers webhook_chaos custom_field_filter)

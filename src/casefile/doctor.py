@@ -99,6 +99,15 @@ def _redis(settings: Settings) -> tuple[Status, str]:
 
 
 def _content(settings: Settings) -> tuple[Status, str]:
+    s3 = settings.s3_storage
+    if s3 is not None:
+        from casefile.storage.s3 import S3ContentStore
+
+        try:
+            S3ContentStore(s3, settings.upload_temp_dir).check_writable()
+        except Exception as exc:  # any failure of the store (network, credentials, bucket) is the finding
+            raise ConfigurationError(f"cannot write in {settings.storage_url}: {exc}") from None
+        return "ok", f"{settings.storage_url} is writable"
     directory = settings.content_dir
     try:
         directory.mkdir(exist_ok=True)

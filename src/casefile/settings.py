@@ -5,14 +5,18 @@ from __future__ import annotations
 import base64
 import logging
 import os
+import re
 import secrets
 from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+if TYPE_CHECKING:
+    from casefile.storage.s3 import S3Config
 
 log = logging.getLogger("casefile")
 
@@ -26,6 +30,7 @@ SUPPORTED_DATABASES = (
     "(sqlite:////absolute/path/casefile.db, or leave CASEFILE_DATABASE_URL unset for SQLite in the data dir)"
 )
 MIN_KEY_LENGTH = 32
+_BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
@@ -183,6 +188,33 @@ class Settings(BaseSettings):
     metrics_token: SecretStr | None = Field(
         default=None, description="When set, `GET /metrics` needs it as a bearer token"
     )
+    # Document content (docs/deployment.md#object-storage): files in the data dir unless an
+    # S3-compatible bucket is named; the rest are read only with one.
+    storage_url: str | None = Field(
+        default=None, description="s3://bucket/prefix: content in an S3-compatible store; unset: the data dir"
+    )
+    storage_endpoint: str | None = Field(
+        default=None, description="The store's URL when not AWS (MinIO: http://host:9000)"
+    )
+    storage_region: str | None = Field(default=None, description="The bucket's region (AWS_REGION if unset)")
+    storage_access_key_id: str | None = Field(
+        default=None, description="Unset: AWS_* variables, web identity or instance credentials"
+    )
+    storage_secret_access_key: SecretStr | None = None
+    storage_session_token: SecretStr | None = None
+    storage_server_side_encryption: Literal["AES256", "aws:kms", "aws:kms:dsse"] | None = Field(
+        default=None, description="Asked of the store for every object it writes"
+    )
+    storage_sse_kms_key_id: str | None = Field(default=None, description="The KMS key of aws:kms encryption")
+    storage_part_mb: int = Field(
+        default=8,
+        ge=5,
+        le=512,
+        description="Multipart upload part size; memory per upload is about parts x (concurrency + 1)",
+    )
+    storage_upload_concurrency: int = Field(
+        default=4, ge=1, le=32, description="Parts of one upload in flight"
+    )
 
     @field_validator("rate_limit_user", "rate_limit_api_key", "rate_limit_admin", "rate_limit_login")
     @classmethod
@@ -233,6 +265,19 @@ class Settings(BaseSettings):
         if value and not value.startswith(("redis://", "rediss://", "unix://")):
             raise ValueError("not a Redis URL: use redis://host:6379/0 (rediss:// for TLS, unix:///path)")
         return value or None
+
+    @field_validator("storage_url")
+    @classmethod
+    def _storage_url(cls, value: str | None) -> str | None:
+        if not value:
+            return None
+        bucket = value.removeprefix("s3://").partition("/")[0]
+        if not value.startswith("s3://") or not _BUCKET.match(bucket):
+            raise ValueError(
+                "not an object storage URL: use s3://bucket or s3://bucket/prefix (the bucket's "
+                "name: 3-63 lower-case letters, digits, dots and hyphens); unset it for files in the data dir"
+            )
+        return value
 
     @field_validator("log_level")
     @classmethod
@@ -302,6 +347,28 @@ class Settings(BaseSettings):
         return self.data_dir / "content"
 
     @property
+    def s3_storage(self) -> S3Config | None:
+        """Where content is stored when it is not the data dir (`storage_url`)."""
+        if self.storage_url is None:
+            return None
+        from casefile.storage.s3 import S3Config  # obstore is loaded only where it is used
+
+        bucket, _, prefix = self.storage_url.removeprefix("s3://").partition("/")
+        return S3Config(
+            bucket=bucket,
+            prefix=prefix.strip("/"),
+            endpoint=self.storage_endpoint,
+            region=self.storage_region,
+            access_key_id=self.storage_access_key_id,
+            secret_access_key=_secret(self.storage_secret_access_key),
+            session_token=_secret(self.storage_session_token),
+            server_side_encryption=self.storage_server_side_encryption,
+            sse_kms_key_id=self.storage_sse_kms_key_id,
+            part_bytes=self.storage_part_mb * 1024 * 1024,
+            concurrency=self.storage_upload_concurrency,
+        )
+
+    @property
     def upload_temp_dir(self) -> Path:
         """Uploads in progress: in the data dir, so the finished file is renamed, not copied."""
         return self.data_dir / "tmp"
@@ -313,6 +380,10 @@ class Settings(BaseSettings):
 # The data dir holds password hashes, document text and keys: only the service's user may read it.
 PRIVATE_DIR_MODE = 0o700
 PRIVATE_UMASK = 0o077
+
+
+def _secret(value: SecretStr | None) -> str | None:
+    return value.get_secret_value() if value is not None else None
 
 
 def make_private_dir(path: Path) -> None:

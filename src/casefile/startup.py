@@ -21,7 +21,7 @@ from casefile.ratelimit import RateLimiter
 from casefile.runtime import Runtime
 from casefile.secretbox import SecretBox
 from casefile.settings import Settings
-from casefile.storage import LocalContentStore
+from casefile.storage import open_content_store
 from casefile.system_errors import ErrorReporter
 from casefile.worker.wakeup import Wakeup
 
@@ -43,7 +43,7 @@ def start_runtime(settings: Settings, metrics: Metrics | None = None) -> Runtime
         db=db,
         deny_list=deny_list,
         redis=redis,
-        store=LocalContentStore(settings.content_dir),
+        store=open_content_store(settings.s3_storage, settings.content_dir, settings.upload_temp_dir),
         secret_box=SecretBox(settings.encryption_key),
         wakeup=wakeup,
         ai_wakeup=Wakeup(),
@@ -59,10 +59,12 @@ STALE_UPLOAD_SECONDS = 24 * 3600
 
 
 def _remove_stale_uploads(temp_dir: Path) -> None:
-    """Temporary files of uploads (and matter exports being written) cut off by a crash. Only old
-    ones: other processes sharing the data dir may be receiving uploads right now."""
+    """Temporary files of uploads, matter exports being written and object-store downloads cut off
+    by a crash. Only old ones: other processes sharing the data dir may be receiving uploads right
+    now."""
     cutoff = time.time() - STALE_UPLOAD_SECONDS
-    for path in [*temp_dir.glob("upload-*.part"), *temp_dir.glob("export-*.zip")]:
+    patterns = ("upload-*.part", "export-*.zip", "download-*.part")
+    for path in [p for pattern in patterns for p in temp_dir.glob(pattern)]:
         with contextlib.suppress(FileNotFoundError):
             if path.stat().st_mtime < cutoff:
                 path.unlink()

@@ -90,9 +90,9 @@ def test_delete_trashes_then_purge_removes_row_content_and_emits(
     api_error(admin.get(f"/documents/{doc['id']}/content"), 404, "NOT_FOUND")
     [event] = api.events("document.deleted", document_id=doc["id"])
     assert event["reason"] == "deleted" and event["case_id"] == case["id"]
-    assert storage.path_of(doc["sha256"]).exists()  # in the trash until purged
+    assert storage.has(doc["sha256"])  # in the trash until purged
     ok(admin.delete(f"/admin/trash/{doc['id']}"))
-    assert not storage.path_of(doc["sha256"]).exists()
+    assert not storage.has(doc["sha256"])
     assert api.sql("SELECT count(*) FROM documents WHERE id = :id", id=doc["id"])[0][0] == 0
     assert api.events("document.purged", document_id=doc["id"], reason="purged")
 
@@ -105,11 +105,11 @@ def test_deleting_a_case_trashes_its_documents_and_purging_removes_content(
     ok(admin.delete(f"/cases/{case['id']}"))
     for doc in docs:
         api_error(admin.get(f"/documents/{doc['id']}"), 404, "NOT_FOUND")
-        assert storage.path_of(doc["sha256"]).exists()
+        assert storage.has(doc["sha256"])
         assert api.events("document.deleted", document_id=doc["id"], reason="case_deleted")
     ok(admin.delete(f"/admin/trash/{case['id']}"))
     for doc in docs:
-        assert not storage.path_of(doc["sha256"]).exists()
+        assert not storage.has(doc["sha256"])
         assert api.events("document.purged", document_id=doc["id"], reason="case_purged")
     assert api.events("case.purged", case_id=case["id"], reason="purged")
 

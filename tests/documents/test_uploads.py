@@ -40,7 +40,7 @@ def test_upload_returns_the_document_and_records_the_event(
     assert doc["uploaded_by"] == me["id"] and doc["ai"] is None
     # These servers run with AI processing off (tests/ai/test_pipeline.py covers it on).
     assert doc["processing_status"] == "skipped"
-    assert storage.path_of(doc["sha256"]).read_bytes() == TEXT
+    assert storage.content_of(doc["sha256"]) == TEXT
     [event] = api.events("document.uploaded", document_id=doc["id"])
     assert event == {
         "document_id": doc["id"],
@@ -162,9 +162,12 @@ def test_malformed_multipart_is_422_and_keeps_nothing(admin: httpx.Client, case,
     _assert_nothing_kept(storage, before)
 
 
-def test_oversized_upload_is_413_while_streaming_and_keeps_nothing(make_server) -> None:
-    server = make_server(max_upload_bytes=100_000)
-    storage = Storage(server)
+def test_oversized_upload_is_413_while_streaming_and_keeps_nothing(
+    make_server, content_store: str, request: pytest.FixtureRequest
+) -> None:
+    s3 = request.getfixturevalue("s3") if content_store == "s3" else None
+    server = make_server(max_upload_bytes=100_000, **(s3.settings(s3.new_bucket()) if s3 else {}))
+    storage = Storage(server, s3)
     with server.admin() as admin:
         case = new_case(admin)
         before = storage.snapshot()
@@ -207,17 +210,17 @@ def test_identical_uploads_share_one_file_until_the_last_goes(
     second = ok(upload(admin, new_case(admin)["id"], content, "b.txt"), 201)
     sha = first["sha256"]
     assert second["sha256"] == sha
-    assert [p for p in storage.files() if p.name == sha] == [storage.path_of(sha)]
+    assert [n for n in storage.files() if n.endswith(sha)] == [storage.name_of(sha)]
     assert api.sql("SELECT count(*) FROM blobs WHERE sha256 = :s", s=sha)[0][0] == 1
     # Deleting moves to the trash; the purge is what removes content (docs/api-conventions.md#trash).
     ok(admin.delete(f"/documents/{first['id']}"))
     ok(admin.delete(f"/admin/trash/{first['id']}"))
-    assert storage.path_of(sha).read_bytes() == content
+    assert storage.content_of(sha) == content
     assert admin.get(f"/documents/{second['id']}/content").content == content
     ok(admin.delete(f"/documents/{second['id']}"))
-    assert storage.path_of(sha).read_bytes() == content  # in the trash, content kept
+    assert storage.content_of(sha) == content  # in the trash, content kept
     ok(admin.delete(f"/admin/trash/{second['id']}"))
-    assert not storage.path_of(sha).exists()
+    assert not storage.has(sha)
     assert api.sql("SELECT count(*) FROM blobs WHERE sha256 = :s", s=sha)[0][0] == 0
 
 
@@ -240,4 +243,4 @@ def test_concurrent_uploads_and_deletes_of_the_same_bytes_lose_nothing(
     assert admin.get(f"/documents/{keeper['id']}/content").content == content
     ok(admin.delete(f"/documents/{keeper['id']}"))
     ok(admin.delete(f"/admin/trash/{keeper['id']}"))
-    assert not storage.path_of(keeper["sha256"]).exists()
+    assert not storage.has(keeper["sha256"])

@@ -138,7 +138,7 @@ def test_versions_are_processed_cited_and_purged_without_a_trace(make_server: An
         assert where(after, needles) == {}
         assert set(Base.metadata.tables) <= set(after)  # every table of the schema was read
         for sha256 in hashes:
-            wait_until(lambda s=sha256: not storage.path_of(s).exists(), timeout=15)
+            wait_until(lambda s=sha256: not storage.has(s), timeout=15)
         [purged] = api.events("document.purged", document_id=doc["id"])
         assert purged["title"] is None and purged["sha256"] is None
         assert ok(admin.get(f"/cases/{case['id']}"))["ai"] is None  # it quoted the document

@@ -53,8 +53,8 @@ def test_a_new_version_becomes_the_documents_content_and_the_old_one_stays_reada
     assert old.status_code == 200 and old.content == first
     assert old.headers["etag"] == f'"{sha(first)}"' and old.headers["content-type"].startswith("text/plain")
     assert 'filename="memo.txt"' in old.headers["content-disposition"]
-    assert storage.path_of(sha(first)).read_bytes() == first
-    assert storage.path_of(sha(second)).read_bytes() == second
+    assert storage.content_of(sha(first)) == first
+    assert storage.content_of(sha(second)) == second
 
     versions = ok(admin.get(f"/documents/{doc['id']}/versions"))
     assert [(v["version"], v["sha256"], v["file_name"]) for v in versions] == [

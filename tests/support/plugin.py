@@ -20,6 +20,7 @@ from casefile.db import make_engine
 from casefile.migrate import upgrade
 from casefile.settings import Settings
 from tests.support.receivers import Receiver, receiver_server
+from tests.support.s3 import S3Server, s3_server
 from tests.support.servers import BACKENDS, Api, fresh_database, make_settings, running_server
 
 
@@ -65,6 +66,23 @@ def make_server(backend: str, tmp_path: Path) -> Iterator[Any]:
     yield start
     for cm in reversed(stack):
         cm.__exit__(None, None, None)
+
+
+@pytest.fixture(scope="session")
+def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
+    """An S3-compatible server (moto) on loopback for the run; each user makes its own bucket."""
+    with s3_server(tmp_path_factory.mktemp("s3") / "moto.log") as server:
+        yield server
+
+
+# Where content is stored: the data dir (the embedded default) and an S3-compatible bucket. A test
+# directory whose tests must pass on both has its `api` take this (tests/documents/conftest.py).
+CONTENT_STORES = ["local", "s3"]
+
+
+@pytest.fixture(scope="session", params=CONTENT_STORES)
+def content_store(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
 
 
 @pytest.fixture
@@ -152,6 +170,7 @@ STARTS_ITS_OWN = {
     "previous_tree",  # tests/system/test_upgrade.py: the previous release
     "checkout",  # tests/operations/test_documentation.py: the README's commands
     "browser",  # tests/web: the system's Chromium, through Playwright
+    "s3",  # the S3-compatible server (moto)
 }
 NOT_FAST_DIRS = [TESTS / "ai"]
 
@@ -159,8 +178,10 @@ NOT_FAST_DIRS = [TESTS / "ai"]
 def is_fast(item: pytest.Item) -> bool:
     params = getattr(item, "callspec", None)
     on_sqlite = params is None or params.params.get("backend", "sqlite") == "sqlite"
+    on_local_files = params is None or params.params.get("content_store", "local") == "local"
     return (
         on_sqlite
+        and on_local_files
         and not STARTS_ITS_OWN.intersection(getattr(item, "fixturenames", ()))
         and not any(item.path.is_relative_to(d) for d in NOT_FAST_DIRS)
         and item.get_closest_marker("slow") is None

@@ -40,10 +40,16 @@ def settings_env(settings: Settings, **extra: Any) -> dict[str, str]:
         "ai_enabled",
         "ai_workers",
         "ai_job_timeout_seconds",
+        "storage_url",
+        "storage_endpoint",
+        "storage_region",
+        "storage_access_key_id",
     ):
         value = getattr(settings, name)
         if value is not None:
             env[f"CASEFILE_{name.upper()}"] = str(value)
+    if settings.storage_secret_access_key is not None:
+        env["CASEFILE_STORAGE_SECRET_ACCESS_KEY"] = settings.storage_secret_access_key.get_secret_value()
     if settings.admin_password is not None:
         env["CASEFILE_ADMIN_PASSWORD"] = settings.admin_password.get_secret_value()
     env["CASEFILE_SECRET_KEY"] = settings.encryption_key  # the same key as the in-process servers
@@ -80,7 +86,8 @@ class Process:
                 args, env=settings_env(settings, **extra), stdout=output, stderr=subprocess.STDOUT
             )
         if self.port:
-            wait_until(self._healthy, timeout=60, interval=0.2)
+            # Two minutes: a start takes 30-60 s on a loaded two-core machine (imports, migrations).
+            wait_until(self._healthy, timeout=120, interval=0.2)
 
     @property
     def root(self) -> str:

@@ -146,3 +146,24 @@ def test_the_port_in_use_is_said_first(tmp_path: Path) -> None:
         done = _run(["serve", "--port", str(port)], tmp_path, database_url="notaurl")
     refused(done, f"port {port} on 127.0.0.1 is already in use", "--port")
     assert not (tmp_path / "data").exists()  # nothing was started or created
+
+
+@pytest.mark.parametrize("url", ["s3:/casefile", "gs://casefile/content", "s3://Not_A_Bucket/x", "s3://"])
+def test_not_an_object_storage_url(tmp_path: Path, url: str) -> None:
+    refused(_run(["migrate"], tmp_path, storage_url=url), "CASEFILE_STORAGE_URL", "s3://bucket/prefix")
+
+
+def test_a_bucket_that_cannot_be_reached_is_what_doctor_reports(tmp_path: Path) -> None:
+    port = free_port()  # nothing listens there
+    done = _run(
+        ["doctor"],
+        tmp_path,
+        storage_url="s3://casefile/content",
+        storage_endpoint=f"http://127.0.0.1:{port}",
+        storage_region="us-east-1",
+        storage_access_key_id="k",
+        storage_secret_access_key="secret-not-shown",
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "cannot write in s3://casefile/content" in done.stdout + done.stderr
+    assert "secret-not-shown" not in done.stdout + done.stderr

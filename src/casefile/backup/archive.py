@@ -24,7 +24,7 @@ import tarfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from casefile import __version__
 
@@ -127,10 +127,14 @@ class HashingWriter:
         return self.size
 
 
+class Readable(Protocol):
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
 class _VerifyingReader:
     """A member's source, hashed as tarfile reads it."""
 
-    def __init__(self, raw: IO[bytes], on_read: Callable[[int], None] | None = None) -> None:
+    def __init__(self, raw: Readable, on_read: Callable[[int], None] | None = None) -> None:
         self.raw = raw
         self.digest = hashlib.sha256()
         self.on_read = on_read
@@ -155,11 +159,33 @@ def add_file(
     tar: tarfile.TarFile, name: str, path: Path, sha256: str, on_read: Callable[[int], None]
 ) -> None:
     with path.open("rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
-        reader = _VerifyingReader(handle, on_read)
-        tar.addfile(_tar_info(name, size), reader)
+        add_stream(
+            tar,
+            name,
+            handle,
+            size=os.fstat(handle.fileno()).st_size,
+            sha256=sha256,
+            on_read=on_read,
+            where=str(path),
+        )
+
+
+def add_stream(
+    tar: tarfile.TarFile,
+    name: str,
+    source: Readable,
+    *,
+    size: int,
+    sha256: str,
+    on_read: Callable[[int], None],
+    where: str,
+) -> None:
+    """Add `size` bytes read from `source` (a file, or an object store's stream) as `name`,
+    checking them against `sha256` as they go."""
+    reader = _VerifyingReader(source, on_read)
+    tar.addfile(_tar_info(name, size), reader)
     if reader.digest.hexdigest() != sha256:
-        raise BackupError(f"{path} changed or is damaged: its sha256 is not {sha256}")
+        raise BackupError(f"{where} changed or is damaged: its sha256 is not {sha256}")
 
 
 def add_manifest(tar: tarfile.TarFile, manifest: dict[str, Any]) -> None:

@@ -7,9 +7,10 @@ import asyncio
 import os
 import tarfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from casefile.backup.archive import (
     KEY_FILES,
@@ -19,6 +20,7 @@ from casefile.backup.archive import (
     Throttled,
     add_file,
     add_manifest,
+    add_stream,
     content_member,
     file_sha256,
     fsync_dir,
@@ -30,6 +32,9 @@ from casefile.backup.snapshot import Snapshot, snapshot_postgres, snapshot_sqlit
 from casefile.clock import format_timestamp, utcnow
 from casefile.settings import Settings
 from casefile.storage import backup_lock
+
+if TYPE_CHECKING:
+    from casefile.storage.s3 import S3ContentStore
 
 
 @dataclass
@@ -70,7 +75,6 @@ def write_archive(
     """Write manifest, database, keys and content to `output` (atomically: `.partial`, fsync,
     rename). Returns size, sha256 and warnings."""
     warnings: list[str] = []
-    content_dir = settings.content_dir
     members: dict[str, dict[str, Any]] = {}
     members[snapshot.member] = {"size": snapshot.dump.stat().st_size, "sha256": file_sha256(snapshot.dump)}
     keys = _key_files(settings)
@@ -82,16 +86,17 @@ def write_archive(
             f"{variable} is set in the environment: the backup does not contain it; "
             "set the same value where you restore"
         )
+    source = ContentSource(settings)
     missing: list[str] = []
     for sha256 in sorted(snapshot.content):
-        path = content_dir / content_member(sha256).removeprefix("content/")
-        try:
-            members[content_member(sha256)] = {"size": path.stat().st_size, "sha256": sha256}
-        except FileNotFoundError:
+        size = source.size_of(sha256)
+        if size is None:
             missing.append(sha256)
+        else:
+            members[content_member(sha256)] = {"size": size, "sha256": sha256}
     if missing:
         raise BackupError(
-            f"{len(missing)} content file(s) that documents refer to are missing from {content_dir} "
+            f"{len(missing)} content file(s) that documents refer to are missing from {source.where} "
             f"(first: {missing[0]}): the content store is damaged"
         )
     created_at = format_timestamp(utcnow())
@@ -109,7 +114,7 @@ def write_archive(
             add_file(tar, snapshot.member, snapshot.dump, members[snapshot.member]["sha256"], lambda n: None)
             for name, path in keys.items():
                 add_file(tar, f"keys/{name}", path, members[f"keys/{name}"]["sha256"], lambda n: None)
-            _add_content(tar, content_dir, snapshot.content, members, report)
+            _add_content(tar, source, snapshot.content, members, report)
         raw.flush()
         os.fsync(raw.fileno())
         raw.close()
@@ -122,9 +127,45 @@ def write_archive(
     return writer.size, writer.digest.hexdigest(), warnings
 
 
+class ContentSource:
+    """Where the backup reads content: the data dir's files, or the object store's objects."""
+
+    def __init__(self, settings: Settings) -> None:
+        s3 = settings.s3_storage
+        self.content_dir = settings.content_dir
+        self.bucket: S3ContentStore | None = None
+        self.where = str(self.content_dir)
+        if s3 is not None:
+            from casefile.storage.s3 import S3ContentStore
+
+            self.bucket = S3ContentStore(s3, settings.upload_temp_dir)
+            self.where = settings.storage_url or ""
+
+    def _path(self, sha256: str) -> Path:
+        return self.content_dir / content_member(sha256).removeprefix("content/")
+
+    def size_of(self, sha256: str) -> int | None:
+        if self.bucket is not None:
+            return self.bucket.size_of(sha256)
+        try:
+            return self._path(sha256).stat().st_size
+        except FileNotFoundError:
+            return None
+
+    def add(self, tar: tarfile.TarFile, sha256: str, size: int, on_read: Callable[[int], None]) -> None:
+        name = content_member(sha256)
+        if self.bucket is None:
+            add_file(tar, name, self._path(sha256), sha256, on_read)
+            return
+        with self.bucket.open_stream(sha256) as stream:
+            add_stream(
+                tar, name, stream, size=size, sha256=sha256, on_read=on_read, where=f"{self.where} {name}"
+            )
+
+
 def _add_content(
     tar: tarfile.TarFile,
-    content_dir: Path,
+    source: ContentSource,
     content: dict[str, int],
     members: dict[str, dict[str, Any]],
     report: Report,
@@ -139,8 +180,7 @@ def _add_content(
         done_bytes += n
 
     for number, sha256 in enumerate(sorted(content), start=1):
-        name = content_member(sha256)
-        add_file(tar, name, content_dir / name.removeprefix("content/"), sha256, count)
+        source.add(tar, sha256, members[content_member(sha256)]["size"], count)
         progress(
             f"content: {number}/{total_files} files, {mb(done_bytes)}/{mb(total_bytes)}",
             force=number == total_files,

@@ -12,7 +12,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import asyncpg
 
@@ -31,6 +31,9 @@ from casefile.backup.archive import (
 )
 from casefile.backup.snapshot import libpq_connection, pg_tool, run_pg_tool, sqlite_path
 from casefile.settings import Settings
+
+if TYPE_CHECKING:
+    from casefile.storage.s3 import S3ContentStore
 
 
 @dataclass
@@ -141,8 +144,21 @@ def _target_state(settings: Settings) -> tuple[bool, bool]:
         tables, rows = _sqlite_has_data(sqlite_path(settings))
     else:
         tables, rows = asyncio.run(_postgres_has_data(settings))
-    content = settings.content_dir.is_dir() and any(p.is_file() for p in settings.content_dir.rglob("*"))
+    bucket = _bucket(settings)
+    if bucket is not None:
+        content = next(bucket.keys(), None) is not None
+    else:
+        content = settings.content_dir.is_dir() and any(p.is_file() for p in settings.content_dir.rglob("*"))
     return tables, rows or content
+
+
+def _bucket(settings: Settings) -> S3ContentStore | None:
+    s3 = settings.s3_storage
+    if s3 is None:
+        return None
+    from casefile.storage.s3 import S3ContentStore
+
+    return S3ContentStore(s3, settings.upload_temp_dir)
 
 
 def _check_target(settings: Settings, manifest: dict[str, Any], *, force: bool) -> bool:
@@ -159,7 +175,8 @@ def _check_target(settings: Settings, manifest: dict[str, Any], *, force: bool) 
     if data and not force:
         where = sqlite_path(settings) if settings.is_sqlite else libpq_connection(settings)[0]
         raise BackupError(
-            f"the target already holds data ({where}, {settings.content_dir}): restoring would replace "
+            f"the target already holds data ({where}, {settings.storage_url or settings.content_dir}): "
+            "restoring would replace "
             "it. Use --force to replace it, or restore into a fresh data dir and database"
         )
     return tables
@@ -214,14 +231,31 @@ def _place_keys(settings: Settings, staging: Path, manifest: dict[str, Any], war
             )
 
 
-def _place_content(settings: Settings, staging: Path) -> None:
+def _place_content(settings: Settings, staging: Path, report: Report) -> None:
     staged = staging / "content"
     staged.mkdir(exist_ok=True)
+    bucket = _bucket(settings)
+    if bucket is not None:
+        _upload_content(bucket, staged, report)
+        return
     current = settings.content_dir
     if current.exists():
         os.replace(current, staging / "replaced-content")  # removed with the staging dir
     os.replace(staged, current)
     fsync_dir(current.parent)
+
+
+def _upload_content(bucket: S3ContentStore, staged: Path, report: Report) -> None:
+    """Put every content file of the archive in the bucket (those there already are kept), then
+    remove the objects the archive does not have: the bucket then holds what the backup did."""
+    restored = {path.name for path in staged.rglob("*") if path.is_file()}
+    progress = Throttled(report)
+    for number, sha256 in enumerate(sorted(restored), start=1):
+        bucket.upload_file(sha256, staged / sha256[:2] / sha256[2:4] / sha256)
+        progress(f"content: {number}/{len(restored)} objects", force=number == len(restored))
+    for sha256 in list(bucket.keys()):
+        if sha256 not in restored:
+            bucket.remove(sha256)
 
 
 def restore(settings: Settings, archive: Path, *, force: bool, report: Report) -> RestoreResult:
@@ -248,7 +282,7 @@ def restore(settings: Settings, archive: Path, *, force: bool, report: Report) -
         else:
             asyncio.run(_restore_postgres(settings, staging / "database", clean=has_tables, report=report))
         _place_keys(settings, staging, manifest, warnings)
-        _place_content(settings, staging)
+        _place_content(settings, staging, report)
     report("database: migrating to the current schema")
     upgrade(settings)
     return RestoreResult(manifest, warnings)
