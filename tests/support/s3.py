@@ -3,8 +3,9 @@ tests/support/moto-requirements.txt), started as a child process on a free loopb
 
 moto needs botocore, whose python-dateutil pin conflicts with casefile's, so it lives in a
 virtualenv of its own: CASEFILE_TEST_MOTO_SERVER names its `moto_server`, else `.venv-moto` at the
-root of the checkout (made by .ci/run), else one on PATH. Without one the S3 tests are skipped,
-except in CI (CASEFILE_TEST_REQUIRE_POSTGRES=1), where that fails the run.
+root of the checkout (made by .ci/run, or by the first test run that needs it), else one on PATH.
+Where none can be made (no package index) the S3 tests are skipped, except in CI
+(CASEFILE_TEST_REQUIRE_POSTGRES=1), where that fails the run.
 
 The tests look at the bucket over plain HTTP (moto does not check signatures), not through
 casefile's store: what they see is what the server holds.
@@ -12,10 +13,12 @@ casefile's store: what they see is what the server holds.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import secrets
 import shutil
 import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -44,7 +47,23 @@ def moto_server_command() -> str | None:
     if named:
         return named
     local = ROOT / ".venv-moto" / "bin" / "moto_server"
+    if not local.is_file() and shutil.which("moto_server") is None:
+        _make_moto_virtualenv(local.parents[1])
     return str(local) if local.is_file() else shutil.which("moto_server")
+
+
+def _make_moto_virtualenv(target: Path) -> None:
+    """The README's test command runs the S3 tests too: the first run makes `.venv-moto` from the
+    package index (as .ci/run does), once, under a lock shared by the test processes."""
+    with (ROOT / ".venv-moto.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (target / "bin" / "moto_server").is_file():
+            return
+        requirements = ROOT / "tests" / "support" / "moto-requirements.txt"
+        made = subprocess.run([sys.executable, "-m", "venv", str(target)], check=False, capture_output=True)
+        if made.returncode == 0:
+            pip = [str(target / "bin" / "pip"), "install", "-q", "-r", str(requirements)]
+            subprocess.run(pip, check=False, capture_output=True, timeout=600)
 
 
 @dataclass
