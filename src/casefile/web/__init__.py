@@ -8,6 +8,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from casefile.web import (
+    access_tab,
     admin_users,
     assets,
     deadlines_tab,
@@ -37,6 +38,7 @@ def install(app: FastAPI) -> None:
         parties_tab,
         search_page,
         admin_users,
+        access_tab,
     ):
         app.include_router(module.router)
     app.add_middleware(WebHeadersMiddleware)

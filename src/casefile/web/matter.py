@@ -47,6 +47,8 @@ TABS = (
 )
 # Shown to those with `manage` on the matter only (the API's rule for its audit trail).
 MANAGER_TABS = (("activity", "Activity", "/activity"),)
+# Shown to administrators only (web/access_tab.py).
+ADMIN_TABS = (("access", "Access", "/access"),)
 
 
 async def people(session: AsyncSession, principal: Principal) -> dict[str, User]:
@@ -69,7 +71,9 @@ async def matter_page(
 ) -> HTMLResponse:
     level = await level_on(session, me.principal, case)
     can_write = level >= Level.WRITE and me.can(Permission.WRITE_CASES)
-    tabs = TABS + MANAGER_TABS if level >= Level.MANAGE else TABS
+    tabs: tuple[tuple[str, str, str], ...] = TABS + MANAGER_TABS if level >= Level.MANAGE else TABS
+    if me.principal.is_admin_user:
+        tabs += ADMIN_TABS
     page = {"case": case, "tab": tab, "tabs": tabs, "can_write": can_write, **context}
     return render(request, f"matter_{tab}.html", page, me=me, nav="matters", status_code=status_code)
 
