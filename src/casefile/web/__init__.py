@@ -19,6 +19,7 @@ from casefile.web import (
     my_day,
     parties_tab,
     search_page,
+    settings_page,
     signin,
 )
 from casefile.web.security import WebHeadersMiddleware
@@ -39,6 +40,7 @@ def install(app: FastAPI) -> None:
         search_page,
         admin_users,
         access_tab,
+        settings_page,
     ):
         app.include_router(module.router)
     app.add_middleware(WebHeadersMiddleware)
