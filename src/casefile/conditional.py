@@ -113,7 +113,6 @@ class ConditionalRequestsMiddleware(HttpMiddleware):
         """Run the request; a 200 (or a POST's 201) JSON answer holding one resource gets its
         ETag, and a read whose tag the caller already has becomes 304."""
         started: Message | None = None
-        chunks: list[bytes] = []
 
         async def capture(message: Message) -> None:
             nonlocal started
@@ -130,10 +129,13 @@ class ConditionalRequestsMiddleware(HttpMiddleware):
             if started is None or message["type"] != "http.response.body":
                 await send(message)
                 return
-            chunks.append(message.get("body", b""))
             if message.get("more_body", False):
+                # A streamed answer (not an envelope built whole): passed on as it comes, untagged.
+                await send(started)
+                started = None
+                await send(message)
                 return
-            body = b"".join(chunks)
+            body = message.get("body", b"")
             tag = tag_of_body(body)
             response_headers = MutableHeaders(scope=started)
             if tag is not None:
