@@ -364,16 +364,17 @@ def refine(document: dict[str, Any], routes: list[Any]) -> dict[str, Any]:
     components["securitySchemes"] = SECURITY_SCHEMES
     components.setdefault("responses", {})["MethodNotAllowed"] = METHOD_NOT_ALLOWED
     # Paths whose GET is one resource: their writes honour If-Match.
+    contexts = list(iter_route_contexts(routes))
     versioned = {
         route.path_format
-        for route in iter_route_contexts(routes)
+        for route in contexts
         if isinstance(route.original_route, APIRoute)
         and "GET" in (route.methods or ())
         and one_resource(route)
     }
     # Included routers are walked as FastAPI's own document does: each route with the prefix and the
     # dependencies (the administrator check, the query-string check) of the routers it is in.
-    for route in iter_route_contexts(routes):
+    for route in contexts:
         if not isinstance(route.original_route, APIRoute) or not route.include_in_schema:
             continue
         path_item = document.get("paths", {}).get(route.path_format, {})
