@@ -26,6 +26,7 @@ from casefile.billing.router import router as billing_router
 from casefile.bulk.router import router as bulk_router
 from casefile.calendar_feed.router import router as calendar_router
 from casefile.cases.router import router as cases_router
+from casefile.conditional import ConditionalRequestsMiddleware
 from casefile.conflicts.router import router as conflicts_router
 from casefile.contacts.router import router as contacts_router
 from casefile.customfields.router import router as custom_fields_router
@@ -83,6 +84,7 @@ def add_cors(app: FastAPI, settings: Settings) -> None:
                 "Content-Type",
                 "X-Request-ID",
                 "If-None-Match",
+                "If-Match",
                 "Range",
             ],
             expose_headers=[
@@ -198,6 +200,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(Replayed, replay_response)
     # Added last = outermost: the request id is set before anything else runs. The idempotency
     # layer is innermost: what it stores is the handler's answer, without the outer layers' headers.
+    app.add_middleware(ConditionalRequestsMiddleware)
     app.add_middleware(IdempotencyMiddleware)
     app.add_middleware(RateLimitHeadersMiddleware)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_json_body_bytes)

@@ -27,6 +27,7 @@ class ErrorCode(Enum):
     VALIDATION_ERROR = 422, "The request is not valid"
     NOT_FOUND = 404, "The resource does not exist"
     CONFLICT = 409, "The request conflicts with the resource's current state"
+    PRECONDITION_FAILED = 412, "The resource has changed since the version named in If-Match"
     INVALID_STATUS_TRANSITION = 409, "This status change is not allowed"
     LEGAL_HOLD = 409, "The case is under a legal hold"
     PAYLOAD_TOO_LARGE = 413, "The request body is too large"
@@ -77,6 +78,11 @@ class NotFound(AppError, code=ErrorCode.NOT_FOUND): ...
 
 
 class Conflict(AppError, code=ErrorCode.CONFLICT): ...
+
+
+class PreconditionFailed(AppError, code=ErrorCode.PRECONDITION_FAILED):
+    """`If-Match` names none of the resource's current ETag (docs/api-conventions.md#etags); the
+    answer's `ETag` is the current one."""
 
 
 class InvalidStatusTransition(AppError, code=ErrorCode.INVALID_STATUS_TRANSITION): ...

@@ -34,6 +34,7 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute, iter_route_contexts
 
 from casefile.auth.dependencies import Require, get_principal, limit_by_client_ip, require_admin, require_user
+from casefile.envelope import Envelope
 from casefile.errors import ErrorCode
 from casefile.operation_ids import OPERATION_IDS
 from casefile.shedding import EXEMPT_PATHS
@@ -49,6 +50,30 @@ IDEMPOTENCY_PARAMETER: dict[str, Any] = {
     "key and body gets it again, with `Idempotent-Replayed: true`. The key with another body is 422; a "
     "retry while the first request still runs is 409.",
     "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[\\x20-\\x7e]+$"},
+}
+# Conditional requests (casefile.conditional, docs/api-conventions.md#etags).
+ETAG_HEADER: dict[str, Any] = {
+    "description": "The resource's version: a strong hash of `data`, changed by every write",
+    "schema": {"type": "string"},
+}
+IF_NONE_MATCH_PARAMETER: dict[str, Any] = {
+    "name": "If-None-Match",
+    "in": "header",
+    "required": False,
+    "description": "ETags the caller holds: when one is current, the answer is 304 with no body.",
+    "schema": {"type": "string"},
+}
+IF_MATCH_PARAMETER: dict[str, Any] = {
+    "name": "If-Match",
+    "in": "header",
+    "required": False,
+    "description": "The ETag the change was based on (or `*`): when it is no longer current, nothing "
+    "is changed and the answer is 412 `PRECONDITION_FAILED` with the current `ETag`.",
+    "schema": {"type": "string"},
+}
+NOT_MODIFIED: dict[str, Any] = {
+    "description": "Not modified: `If-None-Match` names the current ETag",
+    "headers": {"ETag": ETAG_HEADER},
 }
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
@@ -212,6 +237,13 @@ ERROR_RESPONSES: dict[str, dict[str, Any]] = {
         _api_example(ErrorCode.RATE_LIMITED),
         **{"Retry-After": "Seconds until the request may be repeated"},
     ),
+    "412": _response(
+        "`If-Match` names none of the resource's current ETag (PRECONDITION_FAILED): someone changed "
+        "it since it was read; nothing was changed. `ETag` names the current version",
+        "ApiError",
+        _api_example(ErrorCode.PRECONDITION_FAILED),
+        ETag="The resource's current version",
+    ),
     "500": _response(
         "An unexpected error; its request id is in the log",
         "ApiError",
@@ -295,6 +327,33 @@ def operation_errors(route: Any, method: str) -> tuple[list[str], list[dict[str,
     return sorted(statuses), security
 
 
+def one_resource(route: Any) -> bool:
+    """Whether the route answers with one resource (`Envelope[…]`, not a page of them): such an
+    answer has an ETag (casefile.conditional)."""
+    model = getattr(route, "response_model", None)
+    return getattr(model, "__pydantic_generic_metadata__", {}).get("origin") is Envelope
+
+
+def _conditional(operation: dict[str, Any], method: str, *, tagged: bool, versioned_path: bool) -> None:
+    """The ETag of a single resource's answer, and the conditions the operation honours."""
+    responses = operation.setdefault("responses", {})
+    if tagged and method != "DELETE":
+        for status in ("200", "201"):
+            if status in responses:
+                responses[status].setdefault("headers", {})["ETag"] = ETAG_HEADER
+    parameters = operation.setdefault("parameters", [])
+    named = {str(p.get("name", "")).lower() for p in parameters}
+    if method == "GET" and tagged:
+        if "if-none-match" not in named:
+            parameters.append(IF_NONE_MATCH_PARAMETER)
+        responses.setdefault("304", NOT_MODIFIED)
+    elif method in ("PUT", "PATCH", "DELETE") and versioned_path:
+        parameters.append(IF_MATCH_PARAMETER)
+        responses.setdefault("412", ERROR_RESPONSES["412"])
+    if not parameters:
+        del operation["parameters"]
+
+
 def refine(document: dict[str, Any], routes: list[Any]) -> dict[str, Any]:
     """Replace FastAPI's invented 422 and add the security and error responses of every operation."""
     components = document.setdefault("components", {})
@@ -304,9 +363,18 @@ def refine(document: dict[str, Any], routes: list[Any]) -> dict[str, Any]:
     schemas.update(ERROR_SCHEMAS)
     components["securitySchemes"] = SECURITY_SCHEMES
     components.setdefault("responses", {})["MethodNotAllowed"] = METHOD_NOT_ALLOWED
+    # Paths whose GET is one resource: their writes honour If-Match.
+    contexts = list(iter_route_contexts(routes))
+    versioned = {
+        route.path_format
+        for route in contexts
+        if isinstance(route.original_route, APIRoute)
+        and "GET" in (route.methods or ())
+        and one_resource(route)
+    }
     # Included routers are walked as FastAPI's own document does: each route with the prefix and the
     # dependencies (the administrator check, the query-string check) of the routers it is in.
-    for route in iter_route_contexts(routes):
+    for route in contexts:
         if not isinstance(route.original_route, APIRoute) or not route.include_in_schema:
             continue
         path_item = document.get("paths", {}).get(route.path_format, {})
@@ -333,6 +401,13 @@ def refine(document: dict[str, Any], routes: list[Any]) -> dict[str, Any]:
                     response["content"] = {"application/json": {"schema": {"$ref": _REF + schema}}}
             if security is not None:
                 operation["security"] = security
+            if (route.path_format or "").startswith("/api/"):
+                _conditional(
+                    operation,
+                    method,
+                    tagged=one_resource(route),
+                    versioned_path=route.path_format in versioned,
+                )
             if method == "POST" and security is not None:
                 operation.setdefault("parameters", []).append(IDEMPOTENCY_PARAMETER)
     _publish_no_nul(document)

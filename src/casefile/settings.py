@@ -119,6 +119,11 @@ class Settings(BaseSettings):
         default=None, description="The callback URL registered at the provider; default: derived"
     )
     oidc_scopes: str = "openid email profile"
+    oidc_provider_name: str | None = Field(
+        default=None,
+        max_length=60,
+        description="The name on the web app's \"Sign in with …\" button; default: the issuer's host",
+    )
     oidc_jwks_cache_seconds: float = Field(default=300, ge=0, le=86_400)
 
     pg_dump_command: str = Field(default="pg_dump", description="Used by `casefile backup` on PostgreSQL")

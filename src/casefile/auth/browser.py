@@ -25,8 +25,9 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from casefile.auth.oidc import Identity
 from casefile.auth.permissions import ROLE_PERMISSIONS, Principal
-from casefile.auth.service import check_password, start_login_session
+from casefile.auth.service import check_password, sso_user, start_login_session
 from casefile.errors import invalid_token, no_credentials, user_disabled
 from casefile.models import AuthSession, User
 from casefile.runtime import Runtime
@@ -86,6 +87,15 @@ async def sign_in(session: AsyncSession, runtime: Runtime, *, email: str, passwo
     session for the browser."""
     user = await check_password(session, email=email, password=password)
     auth_session = await start_login_session(session, user, method="password")
+    now = time.time()
+    return Ticket(auth_session.id, user.id, user.role, now, now)
+
+
+async def sso_sign_in(session: AsyncSession, identity: Identity) -> Ticket:
+    """Single sign-on's end for a browser: the user as `GET /auth/oauth/callback` finds (or makes)
+    them, and a login session (`user.login`, method "oidc") carried by the cookie, not tokens."""
+    user = await sso_user(session, identity)
+    auth_session = await start_login_session(session, user, method="oidc")
     now = time.time()
     return Ticket(auth_session.id, user.id, user.role, now, now)
 

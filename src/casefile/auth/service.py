@@ -362,13 +362,19 @@ async def _create_sso_user(session: AsyncSession, identity: Identity) -> User:
     return user
 
 
-async def sso_login(session: AsyncSession, runtime: Runtime, identity: Identity) -> IssuedTokens:
-    """The end of a sign-in through the provider: our own token pair, exactly as a password
-    login gives (with `user.login` method "oidc")."""
+async def sso_user(session: AsyncSession, identity: Identity) -> User:
+    """Who signed in through the provider: the user with its email, or a new viewer; 401 if
+    disabled. For the token answer and the web app's session alike."""
     user = await find_user_by_email(session, identity.email) or await _create_sso_user(session, identity)
     if not user.active:
         raise user_disabled()
-    return await open_session(session, runtime, user, method="oidc")
+    return user
+
+
+async def sso_login(session: AsyncSession, runtime: Runtime, identity: Identity) -> IssuedTokens:
+    """The end of a sign-in through the provider: our own token pair, exactly as a password
+    login gives (with `user.login` method "oidc")."""
+    return await open_session(session, runtime, await sso_user(session, identity), method="oidc")
 
 
 async def authenticate_api_key(runtime: Runtime, session: AsyncSession, key: str) -> Principal:

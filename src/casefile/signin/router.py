@@ -5,12 +5,12 @@ from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import JSONResponse, RedirectResponse
+from fastapi.responses import JSONResponse, RedirectResponse, Response
 
 from casefile import envelope
 from casefile.auth import service
 from casefile.auth.dependencies import LimitByClientIp, UserPrincipal
-from casefile.auth.oidc import FLOW_COOKIE, FLOW_SECONDS, Flow, OidcClient, provider_error
+from casefile.auth.oidc import FLOW_COOKIE, FLOW_SECONDS, Flow, Identity, OidcClient, provider_error
 from casefile.envelope import Envelope
 from casefile.errors import SsoNotConfigured, sso_failed
 from casefile.query_parameters import open_query_string
@@ -73,7 +73,7 @@ async def setup(session: SessionDep) -> JSONResponse:
 # --- Single sign-on (OpenID Connect, authorization-code flow with PKCE) ------------------------
 
 
-def _oidc(runtime: Runtime) -> OidcClient:
+def oidc_of(runtime: Runtime) -> OidcClient:
     if runtime.oidc is None:
         raise SsoNotConfigured()
     return runtime.oidc
@@ -101,8 +101,13 @@ def _redirect_uri(request: Request, oidc: OidcClient) -> str:
 async def oauth_authorize(request: Request, runtime: RuntimeDep) -> RedirectResponse:
     """Start a single sign-on: redirect the browser to the OpenID provider. The provider sends it
     back to `/auth/oauth/callback`, which answers like `POST /auth/login`."""
-    oidc = _oidc(runtime)
-    redirect_uri = _redirect_uri(request, oidc)
+    oidc = oidc_of(runtime)
+    return await start_sign_on(runtime, oidc, _redirect_uri(request, oidc))
+
+
+async def start_sign_on(runtime: Runtime, oidc: OidcClient, redirect_uri: str) -> RedirectResponse:
+    """To the provider, with the flow in its cookie for `redirect_uri`'s path (the API's callback,
+    or the web app's: docs/web-app.md#single-sign-on)."""
     url, flow = await oidc.begin(redirect_uri)
     response = RedirectResponse(url, status_code=302, headers={"Cache-Control": "no-store"})
     # The flow rides in an encrypted cookie that only the callback's path receives: any API
@@ -135,7 +140,28 @@ async def oauth_callback(
     """Finish a single sign-on: check the state, exchange the code at the provider, check its ID
     token, and answer like `POST /auth/login` (the user is matched by email, or created as a
     viewer on the first sign-in)."""
-    oidc = _oidc(runtime)
+    identity, flow = await finish_sign_on(request, runtime, code=code, state=state, error=error, iss=iss)
+    # A GET, so the request has no write transaction: this one is short and opened only now,
+    # after the provider has answered.
+    async with runtime.db.transaction(write=True) as session:
+        issued = await service.sso_login(session, runtime, identity)
+    response = _tokens(issued)
+    forget_flow(response, flow)
+    return response
+
+
+async def finish_sign_on(
+    request: Request,
+    runtime: Runtime,
+    *,
+    code: str | None,
+    state: str | None,
+    error: str | None,
+    iss: str | None,
+) -> tuple[Identity, Flow]:
+    """The provider's answer checked (the flow cookie's state, the issuer, its error) and its code
+    exchanged: who signed in. For the API's callback and the web app's alike."""
+    oidc = oidc_of(runtime)
     flow = Flow.open(request.cookies.get(FLOW_COOKIE), runtime.secret_box.open)
     if flow is None or state is None or not secrets.compare_digest(state.encode(), flow.state.encode()):
         raise sso_failed("the sign-in state is missing, expired or does not match; start again")
@@ -146,12 +172,9 @@ async def oauth_callback(
         raise sso_failed(f"the provider refused the sign-in ({provider_error(error) or 'unknown error'})")
     if not code:
         raise sso_failed("the provider sent no authorization code")
-    identity = await oidc.finish(flow, code)
-    # A GET, so the request has no write transaction: this one is short and opened only now,
-    # after the provider has answered.
-    async with runtime.db.transaction(write=True) as session:
-        issued = await service.sso_login(session, runtime, identity)
-    response = _tokens(issued)
+    return await oidc.finish(flow, code), flow
+
+
+def forget_flow(response: Response, flow: Flow) -> None:
     response.delete_cookie(FLOW_COOKIE, path=urlsplit(flow.redirect_uri).path or "/", httponly=True)
     response.headers["Cache-Control"] = "no-store"
-    return response

@@ -8,6 +8,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from casefile.web import (
+    access_tab,
     admin_config,
     admin_groups,
     admin_keys,
@@ -26,6 +27,7 @@ from casefile.web import (
     my_day,
     parties_tab,
     search_page,
+    settings_page,
     signin,
     time_tab,
     timer,
@@ -62,6 +64,8 @@ def install(app: FastAPI) -> None:
         time_tab,
         invoices,
         trust_pages,
+        access_tab,
+        settings_page,
     ):
         app.include_router(module.router)
     app.add_middleware(WebHeadersMiddleware)

@@ -18,7 +18,8 @@ from casefile.audit import service as audit
 from casefile.audit.dependencies import AuditPage, CaseTrailFilters
 from casefile.auth.permissions import Permission, Principal
 from casefile.cases import service as cases_service
-from casefile.cases.schemas import PRIORITIES, TRANSITIONS, CaseUpdate
+from casefile.cases.schemas import PRIORITIES, TRANSITIONS, CaseOut, CaseUpdate
+from casefile.conditional import tag_of
 from casefile.error_handlers import validation_details
 from casefile.errors import ValidationFailed, permission_missing
 from casefile.listing import build_list_query
@@ -34,6 +35,8 @@ from casefile.web.templating import Viewer, render, viewer
 router = APIRouter(include_in_schema=False)
 
 EDITABLE = ("title", "client_name", "case_type", "jurisdiction", "description", "priority")
+# What the edit form remembers it was loaded with, to show what someone else changed meanwhile.
+TRACKED = (*EDITABLE, "status")
 TABS = (
     ("overview", "Overview", ""),
     ("parties", "Parties", "/parties"),
@@ -47,6 +50,8 @@ TABS = (
 MANAGER_TABS = (("activity", "Activity", "/activity"),)
 # Shown to those with the permission (docs/billing.md#permissions).
 BILLING_TABS = (("time", "Time", "/time", "read:billing"), ("trust", "Trust", "/trust", "read:trust"))
+# Shown to administrators only (web/access_tab.py).
+ADMIN_TABS = (("access", "Access", "/access"),)
 
 
 async def people(session: AsyncSession, principal: Principal) -> dict[str, User]:
@@ -72,6 +77,8 @@ async def matter_page(
     can_write = level >= Level.WRITE and me.can(Permission.WRITE_CASES)
     tabs: tuple[tuple[str, str, str], ...] = TABS + MANAGER_TABS if level >= Level.MANAGE else TABS
     tabs += tuple((key, text, suffix) for key, text, suffix, needed in BILLING_TABS if me.can(needed))
+    if me.principal.is_admin_user:
+        tabs += ADMIN_TABS
     page = {"case": case, "tab": tab, "tabs": tabs, "can_write": can_write, **context}
     return render(
         request, f"matter_{template or tab}.html", page, me=me, nav="matters", status_code=status_code
@@ -84,14 +91,32 @@ async def overview(
 ) -> HTMLResponse:
     await cases_service.record_case_read(session, case)
     me = await viewer(session, principal)
-    moves = sorted(TRANSITIONS[case.status])
-    context = {
-        "moves": moves,
+    context = await _overview_context(session, principal, case)
+    return await matter_page(request, session, me, case, tab="overview", context=context)
+
+
+def version_of(case: Case, principal: Principal) -> str:
+    """The version a form carries: the ETag `GET /api/v1/cases/{id}` gives this user now."""
+    return tag_of(CaseOut.dump_for(case, principal))
+
+
+async def _overview_context(
+    session: AsyncSession, principal: Principal, case: Case, **extra: Any
+) -> dict[str, Any]:
+    """The overview's facts and form: loaded from `case`, with the version and the values it was
+    loaded with (`original`, to tell later what someone else changed)."""
+    return {
+        "moves": sorted(TRANSITIONS[case.status]),
         "errors": {},
         "priorities": PRIORITIES,
         "people": await people(session, principal),
+        "version": version_of(case, principal),
+        "original": {name: getattr(case, name) or "" for name in TRACKED},
+        "values": {name: getattr(case, name) or "" for name in EDITABLE},
+        "changes": [],
+        "stale": False,
+        **extra,
     }
-    return await matter_page(request, session, me, case, tab="overview", context=context)
 
 
 @router.post("/app/matters/{case_id}")
@@ -101,6 +126,20 @@ async def edit(request: Request, case_id: str, principal: Changer, session: Sess
     case = await case_for(session, principal, case_id, Level.WRITE)
     form = await request.form()
     values = {name: str(form.get(name) or "").strip() for name in EDITABLE}
+    if str(form.get("version") or "") != version_of(case, principal):
+        # Saved by someone else since this form was loaded (the API's If-Match, as a form): show
+        # what they changed beside what this user typed, and let them overwrite or reload.
+        original = {name: str(form.get(f"original_{name}") or "") for name in TRACKED}
+        changes = [
+            (name, original[name], getattr(case, name) or "", values.get(name))
+            for name in TRACKED
+            if (getattr(case, name) or "") != original[name]
+        ]
+        me = await viewer(session, principal)
+        context = await _overview_context(
+            session, principal, case, values=values, changes=changes, stale=True
+        )
+        return await matter_page(request, session, me, case, tab="overview", context=context, status_code=409)
     try:
         body = CaseUpdate.model_validate(
             {name: (value or None) for name, value in values.items() if name != "title"}
@@ -112,12 +151,8 @@ async def edit(request: Request, case_id: str, principal: Changer, session: Sess
         details = validation_details(exc.errors()) if isinstance(exc, ValidationError) else exc.details or []
         me = await viewer(session, principal)
         case = await case_for(session, principal, case_id, Level.READ)
-        context = {
-            "moves": sorted(TRANSITIONS[case.status]),
-            "errors": {d.field: d.message for d in details},
-            "priorities": PRIORITIES,
-            "people": await people(session, principal),
-        }
+        errors = {d.field: d.message for d in details}
+        context = await _overview_context(session, principal, case, errors=errors, values=values)
         return await matter_page(request, session, me, case, tab="overview", context=context, status_code=422)
     return RedirectResponse(f"/app/matters/{case.id}?saved=1", status_code=303)
 

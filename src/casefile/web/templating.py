@@ -3,12 +3,15 @@ needs (who is signed in, the CSRF token, the fingerprinted static files)."""
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, tzinfo
+from functools import cache
 from typing import Any
+from zoneinfo import ZoneInfo, available_timezones
 
 from fastapi import Request
 from fastapi.responses import HTMLResponse
-from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from jinja2 import Environment, PackageLoader, StrictUndefined, pass_context, select_autoescape
+from jinja2.runtime import Context
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.auth.browser import csrf_token
@@ -19,13 +22,30 @@ from casefile.models import User
 from casefile.request_scope import runtime_of
 from casefile.web.assets import static_url
 
+# The user's time zone (docs/web-app.md#time-zones): an IANA name in this cookie, set by the
+# settings page or, until the user picks one, by static/tz.js from the browser's own.
+TZ_COOKIE = "casefile_tz"
 
-def _when(value: datetime | date | None) -> str:
-    """A date, or a time in UTC said so (the user's own time zone is a later step of issue 28)."""
+
+@cache
+def time_zones() -> frozenset[str]:
+    return frozenset(available_timezones())
+
+
+def zone_of(request: Request) -> tzinfo:
+    """The request's time zone: its cookie's, if it names one; else UTC."""
+    name = request.cookies.get(TZ_COOKIE, "")
+    return ZoneInfo(name) if name in time_zones() else UTC
+
+
+@pass_context
+def _when(context: Context, value: datetime | date | None) -> str:
+    """A date, or a time in the user's time zone, with the zone's abbreviation."""
     if value is None:
         return ""
     if isinstance(value, datetime):
-        return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+        local = value.astimezone(context.get("zone") or UTC)
+        return local.strftime("%Y-%m-%d %H:%M ") + (local.tzname() or "")
     return value.isoformat()
 
 
@@ -97,7 +117,16 @@ def render(
     csrf = None
     if me is not None and me.principal.session_id is not None:
         csrf = csrf_token(runtime_of(request), me.principal.session_id)
-    page = {"request": request, "me": me, "csrf": csrf, "nav": nav, "today": utcnow().date(), **context}
+    zone = zone_of(request)
+    page = {
+        "request": request,
+        "me": me,
+        "csrf": csrf,
+        "nav": nav,
+        "zone": zone,
+        "today": utcnow().astimezone(zone).date(),
+        **context,
+    }
     html = _ENV.get_template(template).render(page)
     return HTMLResponse(html, status_code=status_code)
 
