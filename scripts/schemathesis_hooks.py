@@ -4,8 +4,9 @@ OpenAPI document itself (patterns, enums, formats, fields that take no null); on
 
 - uniqueness against what is stored: `case_number` (the contract's 422 "Case number must be
   unique") and a group's `name`;
-- values that only the server makes: a list's `cursor` (`meta.pagination.next_cursor`), and a
-  fresh `Idempotency-Key` per new request (a key sent again with another body is 422 by design);
+- values that only the server makes: a list's `cursor` (`meta.pagination.next_cursor`), an
+  `If-Match` (a resource's `ETag`: any other is 412 by design), and a fresh `Idempotency-Key`
+  per new request (a key sent again with another body is 422 by design);
 - relations to now or to another value: an API key's `expires_at` in the future, a consistency
   proof's `first` no larger than `second`, a holiday calendar's subdivision one of its country's;
 - the network: a webhook's `url` must be an https address on the public internet.
@@ -56,6 +57,7 @@ def before_call(context: Any, case: Any, kwargs: dict[str, Any]) -> None:
     key = headers.get("Idempotency-Key")
     if isinstance(key, str) and key.isascii() and key.isprintable() and 1 <= len(key) <= 255:
         headers["Idempotency-Key"] = uuid.uuid4().hex
+    headers.pop("If-Match", None)
     query = case.query or {}
     query.pop("cursor", None)
     if path.endswith("/consistency-proof"):
