@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, JsonValue
 
 from casefile.money import Amount, Currency, Percent
 from casefile.money import text as money
@@ -144,10 +144,16 @@ class ExpenseOut(OutModel):
         return cls(**values).model_dump(mode="json")
 
 
+_GIVEN: dict[str, JsonValue] = {"type": "string", "minLength": 1}
+_BOTH_GIVEN: dict[str, JsonValue] = {
+    "properties": {"contact_id": _GIVEN, "case_id": _GIVEN},
+    "required": ["contact_id", "case_id"],
+}
+
+
 class RateSet(InModel):
     # A client's or a matter's rate, never both (the service says so): published as such.
-    model_config = ConfigDict(json_schema_extra={"not": {"required": ["contact_id", "case_id"]}})
-    not_null = ("contact_id", "case_id")
+    model_config = ConfigDict(json_schema_extra={"not": _BOTH_GIVEN})
 
     user_id: str = Field(max_length=40)
     amount: Annotated[Amount, Field(pattern=r"^\d{1,13}(\.\d{1,4})?$")]  # not negative

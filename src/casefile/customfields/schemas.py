@@ -74,8 +74,6 @@ class FieldSetOut(OutModel):
 class FieldDefinition(InModel):
     """What may change after a field is made (its name, type and entity may not)."""
 
-    not_null = ("label", "required", "required_for_statuses", "choices", "position")
-
     label: str | None = Field(default=None, min_length=1, max_length=200)
     required: bool | None = None
     # Statuses a case may only move to with this field filled in (e.g. ["closed"]).

@@ -54,10 +54,11 @@ def _published_fields(allowed: Projectable) -> Any:
 
 def _published_choices(choices: tuple[str, ...]) -> Any:
     """A filter with fixed choices as published: one or more of them, comma-separated (checked
-    by `_list_query`, which names the choices when a value is not one of them). Empty is a value:
-    none of them (it never reads as "no filter")."""
-    choice = "(?:" + "|".join(re.escape(c) for c in choices) + ")"
-    pattern = f"^(?:{choice}(?:,{choice}){{0,{MAX_FILTER_VALUES - 1}}})?$"
+    by `_list_query`, which names the choices when a value is not one of them). As the parser
+    reads it: spaces around a value and empty items are ignored; empty is a value, none of them
+    (it never reads as "no filter")."""
+    item = r"\s*(?:" + "|".join(re.escape(c) for c in choices) + r")?\s*"
+    pattern = f"^{item}(?:,{item})*$"
     return Annotated[str | None, WithJsonSchema({"type": "string", "pattern": pattern})]
 
 

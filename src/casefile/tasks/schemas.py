@@ -4,7 +4,7 @@ import re
 from datetime import date, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, ConfigDict, Field, PlainValidator, WithJsonSchema, model_validator
+from pydantic import AwareDatetime, Field, PlainValidator, WithJsonSchema, model_validator
 
 from casefile.access.visibility import VisibleOut
 from casefile.auth.permissions import Permission
@@ -51,10 +51,6 @@ DueAt = Annotated[
 class Reminder(InModel):
     """A reminder: `minutes_before` the due moment (of an all-day due date: before the start of
     that day), or at a fixed instant `at`. Exactly one of the two."""
-
-    # Published as an object of exactly one of the two fields, neither null.
-    model_config = ConfigDict(json_schema_extra={"minProperties": 1, "maxProperties": 1})
-    not_null = ("minutes_before", "at")
 
     minutes_before: int | None = Field(default=None, ge=0, le=525_600)
     at: AwareDatetime | None = None

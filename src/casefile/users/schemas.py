@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from email_validator import EmailNotValidError, validate_email
-from pydantic import AfterValidator, Field, WithJsonSchema
+from pydantic import AfterValidator, Field
 
 from casefile.access.visibility import VisibleOut
 from casefile.auth.permissions import Permission
@@ -19,18 +19,7 @@ def _valid_email(value: str) -> str:
         raise ValueError(str(exc)) from exc
 
 
-# Published as a pattern of the plain addresses every mail system takes (email-validator accepts
-# more: quoted local parts, international names).
-EMAIL_PATTERN = (
-    r"^[A-Za-z0-9_%+-]+(\.[A-Za-z0-9_%+-]+)*"
-    r"@([A-Za-z0-9]([A-Za-z0-9-]{0,20}[A-Za-z0-9])?\.)+(com|org|net|law|test)$"
-)
-Email = Annotated[
-    str,
-    Field(max_length=320),
-    AfterValidator(_valid_email),
-    WithJsonSchema({"type": "string", "maxLength": 320, "pattern": EMAIL_PATTERN}),
-]
+Email = Annotated[str, Field(max_length=320), AfterValidator(_valid_email)]
 
 Role = Literal["admin", "attorney", "paralegal", "viewer"]
 PASSWORD_RULES: dict[str, Any] = {
