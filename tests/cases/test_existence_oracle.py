@@ -90,7 +90,7 @@ BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("POST", "/trust/entries/{entry_id}/reverse"): {"reference": "Bounced"},
     ("POST", "/cases/{case_id}/exports"): {},
 }
-UPLOADS = {("POST", "/cases/{case_id}/documents")}
+UPLOADS = {("POST", "/cases/{case_id}/documents"), ("POST", "/documents/{document_id}/versions")}
 # An administrator reads and replaces the access settings of any case, one they are walled off
 # from included: that is how walls are managed (docs/api-conventions.md#matter-access). They show
 # who may see the matter, nothing of it. (Walking them would also lift the wall.)
@@ -202,6 +202,7 @@ def hidden(api: Api) -> Iterator[Hidden]:
 OTHER_PARAMETERS = {
     "user_id": "user_01m8erwqxeyy7451bedsesqdnw",
     "line_id": "line_01m8erwqxeyy7451bedsesqdnw",
+    "number": "1",  # a document's first version: it exists for every document
 }
 
 
