@@ -77,10 +77,12 @@ def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
 
 # Where content is stored: the data dir (the embedded default) and an S3-compatible bucket. A test
 # directory whose tests must pass on both has its `api` take this (tests/documents/conftest.py).
+# Module-scoped: a session-scoped parameter beside `backend` makes pytest interleave the backends,
+# and the shared servers were started again and again (9 starts of `api` instead of 2).
 CONTENT_STORES = ["local", "s3"]
 
 
-@pytest.fixture(scope="session", params=CONTENT_STORES)
+@pytest.fixture(scope="module", params=CONTENT_STORES)
 def content_store(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
