@@ -114,7 +114,7 @@ def test_the_documents_tab_uploads_without_javascript(web: Web) -> None:
     page.get_by_label("Files").set_input_files(
         files=[{"name": "plain.txt", "mimeType": "text/plain", "buffer": b"Uploaded without script."}]
     )
-    page.get_by_role("button", name="Upload").click()
+    page.get_by_role("button", name="Upload", exact=True).click()
     expect(page.locator("#documents")).to_contain_text("plain.txt")
     page.get_by_role("link", name="plain.txt", exact=True).click()
     expect(page.get_by_text("No preview for this type of file")).to_be_visible()

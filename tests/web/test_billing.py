@@ -32,7 +32,7 @@ def _check(page: Page, problems: dict[str, list[str]], name: str) -> None:
 
 def test_timer_quick_entry_and_suggestions(web: Web) -> None:
     user, email = web.user("attorney")
-    case = _matter(web, "Globex v. Initech: timekeeping", "Globex Corporation")
+    case = _matter(web, "Hooli v. Initech: timekeeping", "Hooli Corporation")
     problems: dict[str, list[str]] = {}
     page = web.page()
     web.sign_in(page, email, USER_PASSWORD)

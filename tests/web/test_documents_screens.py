@@ -84,7 +84,7 @@ def test_upload_several_files_preview_summary_tags_and_ask_with_citations(
             {"name": "photo.png", "mimeType": "image/png", "buffer": PNG},
         ]
     )
-    page.get_by_role("button", name="Upload").click()
+    page.get_by_role("button", name="Upload", exact=True).click()
     expect(page).to_have_url(re.compile(r"/documents\?uploaded=2$"), timeout=30_000)
     rows = page.locator("#documents tbody tr")
     expect(rows).to_have_count(2)

@@ -80,7 +80,7 @@ def test_sign_in_open_a_matter_with_a_conflict_complete_a_task_sign_out(web: Web
             {"name": "supply-agreement.txt", "mimeType": "text/plain", "buffer": b"Supply agreement, 2025."}
         ]
     )
-    page.get_by_role("button", name="Upload").click()
+    page.get_by_role("button", name="Upload", exact=True).click()
     expect(page.locator("#documents")).to_contain_text("supply-agreement.txt")
     with page.expect_download() as download:
         page.get_by_role("link", name="Download supply-agreement.txt").click()
