@@ -11,6 +11,7 @@ from datetime import date, timedelta
 from decimal import Decimal
 
 from sqlalchemy import select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.access.holds import ensure_no_hold
@@ -174,10 +175,14 @@ async def _next_number(session: AsyncSession, settings: Settings) -> str:
     """The firm's next number: the counter row is locked until the approval commits (SQLite's
     writers are serialised), so two approvals never take the same number and a rolled-back one
     gives its number back."""
-    counter = await session.get(InvoiceCounter, COUNTER_ID, with_for_update=True)
-    if counter is None:
-        counter = InvoiceCounter(id=COUNTER_ID, last_value=0)
-        session.add(counter)
+    # The first approvals of a firm race to create the row: insert it if missing (a no-op for all
+    # but one of them), then lock it.
+    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
+    await session.execute(
+        dialect.insert(InvoiceCounter).values(id=COUNTER_ID, last_value=0).on_conflict_do_nothing()
+    )
+    counter = await session.get(InvoiceCounter, COUNTER_ID, with_for_update=True, populate_existing=True)
+    assert counter is not None  # inserted above
     counter.last_value += 1
     await session.flush()
     return f"{settings.billing_invoice_prefix}{counter.last_value:06d}"
