@@ -21,6 +21,7 @@ from casefile.error_handlers import validation_details
 from casefile.errors import ValidationFailed, permission_missing
 from casefile.listing import build_list_query
 from casefile.request_scope import SessionDep
+from casefile.web.errors import refusal_text
 from casefile.web.matter import matter_page
 from casefile.web.security import Changer
 from casefile.web.templating import viewer
@@ -62,7 +63,7 @@ async def deadlines(
                 session, principal, case, _request(asked, save=False)
             )
         except ValidationFailed as exc:
-            error = "; ".join(d.message for d in exc.details or []) or exc.message
+            error = refusal_text(exc)
     context: dict[str, Any] = {
         "saved": saved.rows,
         "rule_sets": rule_sets,

@@ -15,6 +15,7 @@ from fastapi.responses import RedirectResponse
 from starlette.responses import Response
 
 from casefile.auth.browser import applies_to
+from casefile.errors import ValidationFailed
 from casefile.web.security import session_cookie_headers
 from casefile.web.templating import render, render_fragment
 
@@ -88,3 +89,8 @@ def install(app: FastAPI) -> None:
     """Called once every handler of the API is installed (create_app)."""
     for exc_class, original in list(app.exception_handlers.items()):
         app.exception_handlers[exc_class] = _html(original)
+
+
+def refusal_text(exc: ValidationFailed) -> str:
+    """A validation refusal as one line for a page: each field's message, or the refusal's own."""
+    return "; ".join(d.message for d in exc.details or []) or exc.message

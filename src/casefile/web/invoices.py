@@ -26,6 +26,7 @@ from casefile.listing import build_list_query, fetch_page
 from casefile.models import Invoice
 from casefile.request_scope import RuntimeDep, SessionDep
 from casefile.web.billing_forms import Refused, attempt, optional, reading, require, text
+from casefile.web.errors import refusal_text
 from casefile.web.matter import people
 from casefile.web.security import Changer
 from casefile.web.templating import render, viewer
@@ -58,7 +59,7 @@ async def invoices(request: Request, principal: BillingRead, session: SessionDep
         )
     except ValidationFailed as exc:
         await session.rollback()
-        error = "; ".join(d.message for d in exc.details or []) or exc.message
+        error = refusal_text(exc)
     else:
         rows = page.rows
         if page.next_cursor:

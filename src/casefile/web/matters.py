@@ -25,6 +25,7 @@ from casefile.error_handlers import validation_details
 from casefile.errors import ErrorDetail, ValidationFailed, permission_missing
 from casefile.listing import build_list_query
 from casefile.request_scope import RuntimeDep, SessionDep
+from casefile.web.errors import refusal_text
 from casefile.web.security import Changer
 from casefile.web.templating import render, render_fragment, viewer
 
@@ -57,7 +58,7 @@ async def matters(request: Request, principal: CasesRead, session: SessionDep) -
         )
     except ValidationFailed as exc:
         await session.rollback()
-        error = "; ".join(d.message for d in exc.details or []) or exc.message
+        error = refusal_text(exc)
     else:
         rows, total = page.rows, page.total
         if page.next_cursor:

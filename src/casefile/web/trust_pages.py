@@ -31,6 +31,7 @@ from casefile.trust import service as trust
 from casefile.trust.repository import TRUST_LIST
 from casefile.trust.schemas import TrustEntryOut, TrustMovement, TrustTransfer
 from casefile.web.billing_forms import Refused, attempt, reading, require, text
+from casefile.web.errors import refusal_text
 from casefile.web.matter import matter_page
 from casefile.web.security import Changer
 from casefile.web.templating import render, viewer
@@ -170,7 +171,7 @@ async def ledger(request: Request, principal: TrustRead, session: SessionDep) ->
         )
     except ValidationFailed as exc:
         await session.rollback()
-        error = "; ".join(d.message for d in exc.details or []) or exc.message
+        error = refusal_text(exc)
     else:
         rows = page.rows
         if page.next_cursor:
