@@ -190,8 +190,25 @@ def is_fast(item: pytest.Item) -> bool:
     )
 
 
+def is_redundant(item: pytest.Item) -> bool:
+    """A documents test with content in a bucket on PostgreSQL: where content is kept does not
+    depend on the database (the rows are the same for both stores), so the bucket runs on SQLite
+    and the database on the data dir; tests/documents/test_object_storage.py runs both databases
+    with a bucket (two servers sharing one), and tests/backup the backup of a bucket on both."""
+    params = getattr(item, "callspec", None)
+    return (
+        params is not None
+        and params.params.get("content_store") == "s3"
+        and params.params.get("backend") == "postgresql"
+    )
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups, and before `-m` selects
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    redundant = [item for item in items if is_redundant(item)]
+    if redundant:
+        config.hook.pytest_deselected(items=redundant)
+        items[:] = [item for item in items if not is_redundant(item)]
     for item in items:
         for path, group in SERIAL_GROUPS.items():
             if item.path == path or item.path.is_relative_to(path):

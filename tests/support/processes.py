@@ -40,6 +40,7 @@ def settings_env(settings: Settings, **extra: Any) -> dict[str, str]:
         "ai_enabled",
         "ai_workers",
         "ai_job_timeout_seconds",
+        "db_pool_size",
         "storage_url",
         "storage_endpoint",
         "storage_region",

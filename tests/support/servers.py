@@ -105,6 +105,7 @@ class Api:
     settings: Settings
     app: FastAPI
     _admin_token: str | None = field(default=None, repr=False)
+    _admin_token_at: float = field(default=0.0, repr=False)
 
     def client(self, *, token: str | None = None, api_key: str | None = None, **kw: Any) -> httpx.Client:
         headers = dict(kw.pop("headers", {}))
@@ -122,8 +123,12 @@ class Api:
 
     @property
     def admin_token(self) -> str:
-        if self._admin_token is None:
+        """The administrator's access token, signed in again once half its lifetime is gone: the
+        shared servers live for the whole run, far longer than a token (15 minutes by default)."""
+        age = time.monotonic() - self._admin_token_at
+        if self._admin_token is None or age > self.settings.jwt_ttl_seconds / 2:
             self._admin_token = self.login()["token"]
+            self._admin_token_at = time.monotonic()
         return self._admin_token
 
     def admin(self) -> httpx.Client:
@@ -201,6 +206,9 @@ def make_settings(data_dir: Path, database_url: str | None, **overrides: Any) ->
         "max_queue_wait_seconds": 120,
         # Documents are processed only where a test is about processing (tests/ai/).
         "ai_enabled": False,
+        # Few connections per server: a run keeps several servers per database and test process
+        # alive at once, and PostgreSQL's 100 connections ran out (TooManyConnectionsError).
+        "db_pool_size": 4,
         # Every signed head is an event, so a test sees the head that covers what it just did.
         "audit_head_event_seconds": 0,
         **overrides,
