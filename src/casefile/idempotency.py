@@ -22,13 +22,13 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any, cast
 
 from sqlalchemy import Table, delete, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.datastructures import Headers
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from casefile.clock import utcnow
+from casefile.db import dialect_insert
 from casefile.error_handlers import app_error_response
 from casefile.errors import Conflict, ErrorDetail, ValidationFailed
 from casefile.models import IdempotencyKey
@@ -107,8 +107,7 @@ async def reserve(request: Request, session: AsyncSession, principal_id: str) ->
 
 
 async def _reserve_in(session: AsyncSession, row: dict[str, Any], now: Any) -> None:
-    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
-    inserted = await session.execute(dialect.insert(_keys).values(row).on_conflict_do_nothing())
+    inserted = await session.execute(dialect_insert(session)(_keys).values(row).on_conflict_do_nothing())
     if getattr(inserted, "rowcount", 0) == 1:
         return
     k = _keys.c

@@ -11,7 +11,6 @@ from datetime import date, timedelta
 from decimal import Decimal
 
 from sqlalchemy import select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.access.holds import ensure_no_hold
@@ -22,6 +21,7 @@ from casefile.billing.invoice_schemas import InvoiceCreate, InvoiceUpdate, Payme
 from casefile.billing.repository import unbilled_entries, unbilled_expenses
 from casefile.billing.time_service import parse_money
 from casefile.clock import utcnow
+from casefile.db import dialect_insert
 from casefile.errors import Conflict, InvalidStatusTransition, NotFound, ValidationFailed
 from casefile.events import billing_payloads as payloads
 from casefile.events.outbox import emit
@@ -177,9 +177,8 @@ async def _next_number(session: AsyncSession, settings: Settings) -> str:
     gives its number back."""
     # The first approvals of a firm race to create the row: insert it if missing (a no-op for all
     # but one of them), then lock it.
-    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
     await session.execute(
-        dialect.insert(InvoiceCounter).values(id=COUNTER_ID, last_value=0).on_conflict_do_nothing()
+        dialect_insert(session)(InvoiceCounter).values(id=COUNTER_ID, last_value=0).on_conflict_do_nothing()
     )
     counter = await session.get(InvoiceCounter, COUNTER_ID, with_for_update=True, populate_existing=True)
     assert counter is not None  # inserted above

@@ -1,7 +1,7 @@
 """matter exports: the export jobs (`POST /cases/{id}/exports`)
 
 Revision ID: 0024
-Revises: 0020
+Revises: 0023
 Create Date: 2026-11-27 19:00:00
 
 Expand-only (docs/upgrading.md): one new table; the zip itself lives in the content store.
