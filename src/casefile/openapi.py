@@ -12,8 +12,10 @@ new endpoint is described correctly without listing anything by hand:
 - endpoints that take credentials themselves (`limit_by_client_ip`: login, refresh, sign-on) also
   answer 401 (wrong password, used refresh token);
 - every counted request (a principal or the client-IP bucket) may be refused with 429;
-- a path parameter names a row that may not exist, or that the caller may not see: 404; so does a
-  body field that names one (`case_id`, `user_ids`: its name ends in `_id` or `_ids`);
+- a path parameter names a row that may not exist, or that the caller may not see: 404; so may a
+  body field that names one (`case_id`, `user_ids`: its name ends in `_id` or `_ids`), where it
+  names a matter the caller may not see (other references to nothing are 422 naming the field,
+  docs/api-conventions.md#references);
 - every operation checks its query string (422), and every body-carrying method may be refused as
   too large (413), of the wrong type (415) or invalid (422);
 - a state change (POST, PUT, PATCH, DELETE) on an authenticated route may meet a conflict (409);
@@ -35,235 +37,24 @@ from fastapi.routing import APIRoute, iter_route_contexts
 
 from casefile.auth.dependencies import Require, get_principal, limit_by_client_ip, require_admin, require_user
 from casefile.envelope import Envelope
-from casefile.errors import ErrorCode
+from casefile.openapi_errors import (
+    API_KEY,
+    BEARER,
+    BODY_METHODS,
+    ERROR_RESPONSES,
+    ERROR_SCHEMAS,
+    ETAG_HEADER,
+    IDEMPOTENCY_PARAMETER,
+    IF_MATCH_PARAMETER,
+    IF_NONE_MATCH_PARAMETER,
+    METHOD_NOT_ALLOWED,
+    NOT_MODIFIED,
+    REF,
+    SECURITY_SCHEMES,
+    WRITE_METHODS,
+)
 from casefile.operation_ids import OPERATION_IDS
 from casefile.shedding import EXEMPT_PATHS
-
-BEARER = "bearerAuth"
-API_KEY = "apiKeyAuth"
-# Every authenticated POST takes one (docs/api-conventions.md#idempotency).
-IDEMPOTENCY_PARAMETER: dict[str, Any] = {
-    "name": "Idempotency-Key",
-    "in": "header",
-    "required": False,
-    "description": "Makes a retry safe: the first answer is kept 24 h for you and a retry with the same "
-    "key and body gets it again, with `Idempotent-Replayed: true`. The key with another body is 422; a "
-    "retry while the first request still runs is 409.",
-    "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[\\x20-\\x7e]+$"},
-}
-# Conditional requests (casefile.conditional, docs/api-conventions.md#etags).
-ETAG_HEADER: dict[str, Any] = {
-    "description": "The resource's version: a strong hash of `data`, changed by every write",
-    "schema": {"type": "string"},
-}
-IF_NONE_MATCH_PARAMETER: dict[str, Any] = {
-    "name": "If-None-Match",
-    "in": "header",
-    "required": False,
-    "description": "ETags the caller holds: when one is current, the answer is 304 with no body.",
-    "schema": {"type": "string"},
-}
-IF_MATCH_PARAMETER: dict[str, Any] = {
-    "name": "If-Match",
-    "in": "header",
-    "required": False,
-    "description": "The ETag the change was based on (or `*`): when it is no longer current, nothing "
-    "is changed and the answer is 412 `PRECONDITION_FAILED` with the current `ETag`.",
-    "schema": {"type": "string"},
-}
-NOT_MODIFIED: dict[str, Any] = {
-    "description": "Not modified: `If-None-Match` names the current ETag",
-    "headers": {"ETag": ETAG_HEADER},
-}
-WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
-
-_REF = "#/components/schemas/"
-_META_EXAMPLE = {"request_id": "req_01JD6ZQ4S7X9V2K8M3N5P0R1T4", "timestamp": "2026-11-22T09:03:00.123Z"}
-
-SECURITY_SCHEMES: dict[str, Any] = {
-    BEARER: {
-        "type": "http",
-        "scheme": "bearer",
-        "bearerFormat": "JWT (an access token), or an API key `cf_…`",
-        "description": "An access token from `POST /auth/login` (or the single sign-on provider's), "
-        "or an API key (`Authorization: Bearer cf_…`, the same as `X-API-Key`).",
-    },
-    API_KEY: {
-        "type": "apiKey",
-        "in": "header",
-        "name": "X-API-Key",
-        "description": "An API key from `POST /admin/api-keys`; it acts with exactly its permissions.",
-    },
-}
-
-ERROR_SCHEMAS: dict[str, Any] = {
-    "AuthError": {
-        "title": "AuthError",
-        "description": "The authentication error body of every 401 and 403.",
-        "type": "object",
-        "required": ["error", "error_description", "error_code", "timestamp", "request_id"],
-        "properties": {
-            "error": {"type": "string", "enum": ["unauthorized", "forbidden"]},
-            "error_description": {"type": "string"},
-            "error_code": {"type": "string", "pattern": "^AUTH_[0-9]{3}$"},
-            "timestamp": {"type": "string", "format": "date-time"},
-            "request_id": {"type": "string"},
-        },
-        "additionalProperties": False,
-    },
-    "ErrorDetail": {
-        "title": "ErrorDetail",
-        "type": "object",
-        "required": ["field", "message"],
-        "properties": {
-            "field": {
-                "type": "string",
-                "description": "Dotted path of the field, e.g. `retry_policy.max_attempts`",
-            },
-            "message": {"type": "string"},
-        },
-    },
-    "ApiError": {
-        "title": "ApiError",
-        "description": "The API error envelope of every error other than 401 and 403.",
-        "type": "object",
-        "required": ["success", "error", "meta"],
-        "properties": {
-            "success": {"type": "boolean", "enum": [False]},
-            "error": {
-                "type": "object",
-                "required": ["code", "message"],
-                "properties": {
-                    "code": {
-                        "type": "string",
-                        "enum": sorted({*(code.name for code in ErrorCode), "LEGAL_HOLD", "NOT_READY"}),
-                    },
-                    "message": {"type": "string"},
-                    "details": {"type": "array", "items": {"$ref": _REF + "ErrorDetail"}},
-                },
-            },
-            "meta": {
-                "type": "object",
-                "required": ["request_id", "timestamp"],
-                "properties": {
-                    "request_id": {"type": "string"},
-                    "timestamp": {"type": "string", "format": "date-time"},
-                },
-            },
-        },
-    },
-}
-
-
-def _auth_example(status: int, code: str, description: str) -> dict[str, Any]:
-    return {
-        "error": "unauthorized" if status == 401 else "forbidden",
-        "error_description": description,
-        "error_code": code,
-        "timestamp": _META_EXAMPLE["timestamp"],
-        "request_id": _META_EXAMPLE["request_id"],
-    }
-
-
-def _api_example(code: ErrorCode, details: list[dict[str, str]] | None = None) -> dict[str, Any]:
-    error: dict[str, Any] = {"code": code.name, "message": code.value[1]}
-    if details is not None:
-        error["details"] = details
-    return {"success": False, "error": error, "meta": _META_EXAMPLE}
-
-
-def _response(description: str, schema: str, example: dict[str, Any], **headers: str) -> dict[str, Any]:
-    response: dict[str, Any] = {
-        "description": description,
-        "content": {"application/json": {"schema": {"$ref": _REF + schema}, "example": example}},
-    }
-    if headers:
-        response["headers"] = {
-            name: {"description": text, "schema": {"type": "string"}} for name, text in headers.items()
-        }
-    return response
-
-
-ERROR_RESPONSES: dict[str, dict[str, Any]] = {
-    # Answered by the HTTP server (uvicorn) before the application sees the request, so in plain
-    # text: a request line or headers it cannot read, such as a URL over its limit (about 64 KiB).
-    "400": {
-        "description": "The request could not be read as HTTP (a malformed request line or headers, or "
-        "a URL over the server's limit of about 64 KiB); answered by the HTTP server in plain text",
-        "content": {
-            "text/plain": {"schema": {"type": "string"}, "example": "Invalid HTTP request received."}
-        },
-    },
-    "401": _response(
-        "Not authenticated: no credentials (AUTH_002), a bad or expired token (AUTH_001), key (AUTH_003) "
-        "or refresh token (AUTH_005), wrong password (AUTH_004), disabled user (AUTH_006)",
-        "AuthError",
-        _auth_example(401, "AUTH_002", "Authentication is required"),
-        **{"WWW-Authenticate": "`Bearer`"},
-    ),
-    "403": _response(
-        "Authenticated but not allowed: a permission is missing or an API key was used (AUTH_010), an "
-        "administrator's token is needed (AUTH_011), or plain HTTP where HTTPS is required (AUTH_020)",
-        "AuthError",
-        _auth_example(403, "AUTH_010", "This request needs the permission read:cases"),
-    ),
-    "404": _response(
-        "No such resource, or one the caller may not see",
-        "ApiError",
-        _api_example(ErrorCode.NOT_FOUND),
-    ),
-    "409": _response(
-        "Conflicts with the resource's state (CONFLICT, INVALID_STATUS_TRANSITION, LEGAL_HOLD)",
-        "ApiError",
-        _api_example(ErrorCode.INVALID_STATUS_TRANSITION),
-    ),
-    "413": _response(
-        "The body is over the limit (1 MiB for JSON, the upload limit for documents)",
-        "ApiError",
-        _api_example(ErrorCode.PAYLOAD_TOO_LARGE),
-    ),
-    "415": _response(
-        "The body's content type is not accepted", "ApiError", _api_example(ErrorCode.UNSUPPORTED_MEDIA_TYPE)
-    ),
-    "422": _response(
-        "The body, query string or path is invalid: one detail per failing field",
-        "ApiError",
-        _api_example(ErrorCode.VALIDATION_ERROR, [{"field": "title", "message": "Title is required"}]),
-    ),
-    "429": _response(
-        "A rate limit is exceeded",
-        "ApiError",
-        _api_example(ErrorCode.RATE_LIMITED),
-        **{"Retry-After": "Seconds until the request may be repeated"},
-    ),
-    "412": _response(
-        "`If-Match` names none of the resource's current ETag (PRECONDITION_FAILED): someone changed "
-        "it since it was read; nothing was changed. `ETag` names the current version",
-        "ApiError",
-        _api_example(ErrorCode.PRECONDITION_FAILED),
-        ETag="The resource's current version",
-    ),
-    "500": _response(
-        "An unexpected error; its request id is in the log",
-        "ApiError",
-        _api_example(ErrorCode.INTERNAL_ERROR),
-    ),
-    "503": _response(
-        "The server is overloaded (`OVERLOADED`, load shedding): the request waited too long for its "
-        "turn or found the queue full; nothing was done. Send it again after `Retry-After`",
-        "ApiError",
-        _api_example(ErrorCode.OVERLOADED),
-        **{"Retry-After": "Seconds until the request may be repeated"},
-    ),
-}
-
-METHOD_NOT_ALLOWED = _response(
-    "The path exists but does not take this method; `Allow` names those it takes",
-    "ApiError",
-    _api_example(ErrorCode.METHOD_NOT_ALLOWED),
-    Allow="The methods the path takes",
-)
 
 DESCRIPTION = """\
 Every endpoint lives under `/api/v1` (`/api` is an alias of the current version).
@@ -398,7 +189,7 @@ def refine(document: dict[str, Any], routes: list[Any]) -> dict[str, Any]:
                 # body every error of its status has.
                 if status.isdigit() and int(status) >= 400 and "content" not in response:
                     schema = "AuthError" if status in ("401", "403") else "ApiError"
-                    response["content"] = {"application/json": {"schema": {"$ref": _REF + schema}}}
+                    response["content"] = {"application/json": {"schema": {"$ref": REF + schema}}}
             if security is not None:
                 operation["security"] = security
             if (route.path_format or "").startswith("/api/"):
@@ -418,7 +209,7 @@ def refine(document: dict[str, Any], routes: list[Any]) -> dict[str, Any]:
 def _refs(node: Any) -> Iterator[str]:
     if isinstance(node, dict):
         if isinstance(node.get("$ref"), str):
-            yield node["$ref"].removeprefix(_REF)
+            yield node["$ref"].removeprefix(REF)
         for value in node.values():
             yield from _refs(value)
     elif isinstance(node, list):

@@ -88,6 +88,30 @@ def test_rate_precedence(api: Api, admin: httpx.Client) -> None:
             )
 
 
+def test_references_to_nothing_name_their_field(admin: httpx.Client) -> None:
+    """A body naming a user or a contact that does not exist is 422 naming the field; a matter
+    that does not exist is 404, wherever it is named (docs/api-conventions.md#references)."""
+    me = ok(admin.get("/users/me"))
+    case = billed_case(admin)
+    assert details(
+        api_error(
+            admin.put("/billing/rates", json={"user_id": "user_nobody", "amount": "1"}),
+            422,
+            "VALIDATION_ERROR",
+        )
+    ) == {"user_id": "User not found"}
+    nobody = {"user_id": me["id"], "amount": "1", "contact_id": "contact_nobody"}
+    assert details(api_error(admin.put("/billing/rates", json=nobody), 422, "VALIDATION_ERROR")) == {
+        "contact_id": "Contact not found"
+    }
+    no_case = {"user_id": me["id"], "amount": "1", "case_id": "case_nobody"}
+    api_error(admin.put("/billing/rates", json=no_case), 404, "NOT_FOUND")
+    someone_else = {"text": "1h x", "user_id": "user_nobody"}
+    assert details(
+        api_error(admin.post(f"/cases/{case['id']}/time-entries", json=someone_else), 422, "VALIDATION_ERROR")
+    ) == {"user_id": "User not found"}
+
+
 def test_validation(admin: httpx.Client) -> None:
     case = billed_case(admin)
     url = f"/cases/{case['id']}/time-entries"

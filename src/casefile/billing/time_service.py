@@ -17,7 +17,7 @@ from casefile.billing import quick_entry, rules, utbms
 from casefile.billing.repository import EXPENSE_LIST, TIME_LIST, applicable_rate, rate_row, timers_on_cases
 from casefile.billing.schemas import ExpenseCreate, RateSet, TimeEntryCreate, TimeEntryUpdate
 from casefile.clock import utcnow
-from casefile.db import get_or_404
+from casefile.db import get_or_404, referenced
 from casefile.errors import Conflict, NotFound, ValidationFailed, permission_missing
 from casefile.events import billing_payloads as payloads
 from casefile.events.outbox import emit
@@ -80,7 +80,7 @@ async def create_entry(
         # Recording someone else's time is a billing manager's right.
         if not actor.can(Permission.APPROVE_BILLING):
             raise permission_missing(Permission.APPROVE_BILLING)
-        await get_or_404(session, User, user_id, "User not found")
+        await referenced(session, User, user_id, "user_id", "User not found")
     now = utcnow()
     entry = TimeEntry(
         case_id=case.id,
@@ -284,9 +284,9 @@ async def set_rate(session: AsyncSession, settings: Settings, actor: Principal, 
     amount = parse_money("amount", body.amount, body.currency or settings.billing_currency)
     if amount.amount < 0:
         raise ValidationFailed.on("amount", "A rate is not negative")
-    await get_or_404(session, User, body.user_id, "User not found")
+    await referenced(session, User, body.user_id, "user_id", "User not found")
     if body.contact_id:
-        await get_or_404(session, Contact, body.contact_id, "Contact not found")
+        await referenced(session, Contact, body.contact_id, "contact_id", "Contact not found")
     if body.case_id:
         await case_for(session, actor, body.case_id, Level.WRITE)
     row = await rate_row(session, body.user_id, body.contact_id, body.case_id)

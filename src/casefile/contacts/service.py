@@ -18,6 +18,7 @@ from casefile.contacts import repository
 from casefile.contacts.repository import CONTACT_LIST, PARTY_LIST
 from casefile.contacts.schemas import NAME_REQUIRED, ContactCreate, ContactUpdate, PartyCreate
 from casefile.customfields import service as custom_fields
+from casefile.db import referenced
 from casefile.errors import Conflict, NotFound, ValidationFailed
 from casefile.events import payloads
 from casefile.events.outbox import emit
@@ -144,9 +145,7 @@ async def _insert_party(session: AsyncSession, party: Party) -> None:
 
 async def add_party(session: AsyncSession, actor: Principal, case: Case, body: PartyCreate) -> Party:
     """`case`: loaded with `write` for the caller (`access.matter.case_for`)."""
-    contact = await session.get(Contact, body.contact_id)
-    if contact is None:
-        raise ValidationFailed.on("contact_id", "Contact not found")
+    contact = await referenced(session, Contact, body.contact_id, "contact_id", "Contact not found")
     if body.starts_on and body.ends_on and body.ends_on < body.starts_on:
         raise ValidationFailed.on("ends_on", "ends_on is before starts_on")
     party = Party(**body.model_dump(), case_id=case.id, created_by=actor.actor_id, created_at=utcnow())

@@ -11,7 +11,14 @@ request or job with what runs at its end, and `get_or_404`. Import from here
 
 from casefile.db.base import NAMING_CONVENTION, Base, UTCDateTime
 from casefile.db.engines import POOL_RECYCLE_SECONDS, Database, RetryingSession, database_of, make_engine
-from casefile.db.rows import dialect_insert, dialect_name, get_or_404, is_write_session, lock_for_transaction
+from casefile.db.rows import (
+    dialect_insert,
+    dialect_name,
+    get_or_404,
+    is_write_session,
+    lock_for_transaction,
+    referenced,
+)
 from casefile.db.sqlite import SQLITE_LOCK_TIMEOUT_SECONDS, InlineSQLiteConnection, SQLiteWriteGate
 from casefile.db.transactions import (
     AfterCommit,
@@ -49,6 +56,7 @@ __all__ = [
     "lock_for_transaction",
     "make_engine",
     "pending_rows",
+    "referenced",
     "take_pending_rows",
     "transaction_state",
 ]
