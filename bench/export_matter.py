@@ -30,6 +30,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ from typing import Any
 import httpx
 import smoke
 import upload_document as up
+import upload_document_s3 as up_s3
 
 from casefile.exports.verify import verify_export
 
@@ -54,6 +56,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--work-dir", type=Path, default=Path(tempfile.gettempdir()))
     parser.add_argument("--deadline-minutes", type=float, default=20.0, help="global time limit")
     parser.add_argument("--no-save", action="store_true", help="do not write bench/results/*.json")
+    parser.add_argument(
+        "--s3", action="store_true", help="content in a bucket of moto's S3 server (upload_document_s3.py)"
+    )
     args = smoke.parse_args(parser, argv, size=2 * MIB, files=2, no_save=True, deadline_minutes=3.0)
     if args.size < args.files or args.files < 1:
         parser.error("--size must hold at least a byte per file")
@@ -67,7 +72,11 @@ def main(argv: list[str] | None = None) -> int:
     deadline.arm()
     work_dir = Path(tempfile.mkdtemp(prefix="casefile-export-bench-", dir=args.work_dir))
     try:
-        return run(args, work_dir, deadline, started_at)
+        if not args.s3:
+            return run(args, work_dir, deadline, started_at, {}, None)
+        command, _ = up_s3.moto_command([])
+        with up_s3.moto_bucket(command) as (env, stored):
+            return run(args, work_dir, deadline, started_at, env, stored)
     except up.BenchError as exc:
         up.log(f"FAILED: {exc}")
         return 1
@@ -86,7 +95,16 @@ def _wait_for_export(client: httpx.Client, export_id: str, deadline: up.Deadline
         time.sleep(0.1)
 
 
-def run(args: argparse.Namespace, work_dir: Path, deadline: up.Deadline, started_at: datetime) -> int:
+def run(
+    args: argparse.Namespace,
+    work_dir: Path,
+    deadline: up.Deadline,
+    started_at: datetime,
+    store_env: dict[str, str],
+    stored: Callable[[str], int | None] | None,
+) -> int:
+    """`store_env` and `stored`: the server's content store when it is not the data dir (a bucket:
+    bench/upload_document_s3.py's `moto_bucket`)."""
     per_file = args.size // args.files
     needed = (
         5 * args.size + 512 * MIB
@@ -100,7 +118,8 @@ def run(args: argparse.Namespace, work_dir: Path, deadline: up.Deadline, started
     up.log(f"wrote {args.files} files of {up.mib(per_file):.1f} MiB")
     # AI processing off: the uploaded documents' extraction and embeddings would run in the server
     # meanwhile, and their memory is not the export's.
-    with up.running_server(work_dir, per_file + MIB, deadline, {"CASEFILE_AI_ENABLED": "false"}) as server:
+    settings = {**store_env, "CASEFILE_AI_ENABLED": "false"}
+    with up.running_server(work_dir, per_file + MIB, deadline, settings, stored) as server:
         sampler = up.RssSampler(server.process.pid, args.interval_ms / 1000)
         sampler.start()
         try:
@@ -149,6 +168,7 @@ def run(args: argparse.Namespace, work_dir: Path, deadline: up.Deadline, started
         raise up.BenchError(f"the export does not verify: {check.broken}")
     growth = up.mib(peak - baseline)
     result = {
+        "content_store": "s3 (moto)" if args.s3 else "local files",
         "documents": args.files,
         "content_mib": round(up.mib(per_file * args.files), 1),
         "zip_mib": round(up.mib(zip_path.stat().st_size), 1),
@@ -171,8 +191,9 @@ def run(args: argparse.Namespace, work_dir: Path, deadline: up.Deadline, started
     )
     if not args.no_save:
         up.RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-        target = up.RESULTS_DIR / f"export_matter-{started_at.strftime('%Y%m%dT%H%M%SZ')}.json"
-        payload = {"benchmark": "export_matter", "machine": up.machine_facts(work_dir), **result}
+        name = "export_matter_s3" if args.s3 else "export_matter"
+        target = up.RESULTS_DIR / f"{name}-{started_at.strftime('%Y%m%dT%H%M%SZ')}.json"
+        payload = {"benchmark": name, "machine": up.machine_facts(work_dir), **result}
         target.write_text(json.dumps(payload, indent=2) + "\n")
         up.log(f"results written to {target.relative_to(up.ROOT)}")
     return 0 if result["growth_ok"] or os.environ.get("BENCH_NO_FAIL") else 1

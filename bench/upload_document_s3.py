@@ -23,6 +23,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -49,8 +51,10 @@ def moto_command(argv: list[str]) -> tuple[str, list[str]]:
     return found, argv
 
 
-def main(argv: list[str]) -> int:
-    command, rest = moto_command(argv)
+@contextmanager
+def moto_bucket(command: str) -> Iterator[tuple[dict[str, str], Callable[[str], int | None]]]:
+    """moto's S3 server on a free loopback port with a fresh bucket: the server settings that store
+    content there, and the stored size of a content key (None: not stored). Stopped on exit."""
     port = bench.free_port()
     endpoint = f"http://{bench.HOST}:{port}"
     log = Path(tempfile.mkdtemp(prefix="casefile-moto-")) / "moto.log"
@@ -91,11 +95,17 @@ def main(argv: list[str]) -> int:
         }
         passed = ("CASEFILE_STORAGE_", "CASEFILE_AI_ENABLED")
         env.update({k: v for k, v in os.environ.items() if k.startswith(passed)})
-        return bench.main(rest, benchmark="upload_document_s3", extra_env=env, stored=stored)
+        yield env, stored
     finally:
         moto.terminate()
         moto.wait(timeout=10)
         shutil.rmtree(log.parent, ignore_errors=True)
+
+
+def main(argv: list[str]) -> int:
+    command, rest = moto_command(argv)
+    with moto_bucket(command) as (env, stored):
+        return bench.main(rest, benchmark="upload_document_s3", extra_env=env, stored=stored)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python="${PYTHON:-.venv/bin/python}"
 
-SQLITE=(access_check audit_write conflict_check create_burst export_matter http_load profile_request startup
+# NAME:OPTION runs bench/NAME.py --smoke OPTION (another path of the same script).
+SQLITE=(access_check audit_write conflict_check create_burst export_matter export_matter:--s3 http_load profile_request startup
   upload_document upload_document_s3 webhook_delivery web_pages load_shedding ai_pipeline ai_throughput ai_quality
   search_passages)
 # In this order: search_cases_ab.py --smoke reads the database search_cases.py --smoke loads.
@@ -29,7 +30,10 @@ failed=()
 for name in "${names[@]}"; do
   started=$SECONDS
   log="$(mktemp)"
-  if timeout 300 "$python" "bench/$name.py" --smoke >"$log" 2>&1; then
+  script="${name%%:*}"
+  option=()
+  if [[ "$name" == *:* ]]; then option=("${name#*:}"); fi
+  if timeout 300 "$python" "bench/$script.py" --smoke "${option[@]}" >"$log" 2>&1; then
     printf 'ok      %-18s %4d s\n' "$name" $((SECONDS - started))
   else
     printf 'FAILED  %-18s %4d s\n' "$name" $((SECONDS - started))
