@@ -1,15 +1,21 @@
 """Administration: the configuration in effect (`GET /admin/config`) and a form that changes it
 (`PATCH /admin/config`'s service: validated as a whole, audited as `config.updated`, in effect at
 once in every process). Only the fields whose value the form changes are sent, so a value still
-at its default stays a default (it follows the server's settings)."""
+at its default stays a default (it follows the server's settings).
+
+No lost updates: the form carries the configuration it was loaded with (`loaded`), and only what
+this administrator changed in it is sent. Where someone else changed one of those same values since
+the form was loaded, nothing is saved: the page shows their value beside this one, and saving again
+overwrites deliberately (the form then carries the current configuration)."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.datastructures import FormData
 
 from casefile.auth.dependencies import AdminPrincipal
@@ -84,6 +90,36 @@ def _changes(current: dict[str, Any], asked: dict[str, Any]) -> dict[str, Any]:
     return patch
 
 
+def _flat(patch: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A patch as dotted names and values (the maintenance window is one value)."""
+    flat: dict[str, Any] = {}
+    for name, value in patch.items():
+        if isinstance(value, dict) and name != "maintenance":
+            flat.update(_flat(value, f"{prefix}{name}."))
+        else:
+            flat[f"{prefix}{name}"] = value
+    return flat
+
+
+def _loaded(form: FormData, current: dict[str, Any]) -> dict[str, Any]:
+    """The configuration the form was loaded with; the current one for a form without it."""
+    try:
+        loaded = json.loads(text(form, "loaded"))
+    except ValueError:
+        return current
+    return loaded if isinstance(loaded, dict) and loaded.keys() == current.keys() else current
+
+
+def _overwrite(value: str) -> dict[str, Any]:
+    try:
+        patch = json.loads(value)
+    except ValueError:
+        raise ValidationFailed.on("overwrite", "Not a set of changes") from None
+    if not isinstance(patch, dict):
+        raise ValidationFailed.on("overwrite", "Not a set of changes")
+    return patch
+
+
 def _current(config: ConfigOut) -> dict[str, Any]:
     data = config.model_dump(mode="json")
     for name in ("scheduled_start", "scheduled_end"):
@@ -100,9 +136,15 @@ async def config(
     request: Request, principal: AdminPrincipal, session: SessionDep, runtime: RuntimeDep
 ) -> HTMLResponse:
     current = await config_service.describe(session, runtime.settings)
+    context = _form_context(current)
+    return render(request, "admin_config.html", context, me=await viewer(session, principal), nav="admin")
+
+
+def _form_context(current: ConfigOut, **extra: Any) -> dict[str, Any]:
     maintenance = current.maintenance
-    context = {
+    return {
         "config": current,
+        "loaded": json.dumps(_current(current), sort_keys=True),
         "types": sorted(SUPPORTED_TYPES),
         "start": maintenance.scheduled_start.astimezone(UTC).strftime(MAINTENANCE_TIME)
         if maintenance.scheduled_start
@@ -111,16 +153,31 @@ async def config(
         if maintenance.scheduled_end
         else "",
         "section": "config",
+        "clashes": [],
+        **extra,
     }
-    return render(request, "admin_config.html", context, me=await viewer(session, principal), nav="admin")
 
 
 @router.post("/app/admin/config")
 async def change_config(
     request: Request, principal: AdminChanger, session: SessionDep, runtime: RuntimeDep
-) -> RedirectResponse:
-    current = _current(await config_service.describe(session, runtime.settings))
-    patch = _changes(current, _asked(await request.form()))
+) -> Response:
+    config = await config_service.describe(session, runtime.settings)
+    current = _current(config)
+    form = await request.form()
+    if overwrite := text(form, "overwrite"):
+        # "Overwrite with my changes", after a clash: this administrator's changes, as sent before.
+        patch = _overwrite(overwrite)
+    else:
+        loaded = _loaded(form, current)
+        patch = _changes(loaded, _asked(form))
+        theirs = _flat(_changes(loaded, current))
+        clashes = [(name, theirs[name], mine) for name, mine in _flat(patch).items() if name in theirs]
+        if clashes:
+            # Someone else changed these values since this form was loaded: show both, save nothing.
+            context = _form_context(config, clashes=clashes, mine=json.dumps(patch, sort_keys=True))
+            me = await viewer(session, principal)
+            return render(request, "admin_config.html", context, me=me, nav="admin", status_code=409)
     if patch:
         await config_service.update(session, runtime.settings, principal, validated(ConfigPatch, patch))
     return RedirectResponse(f"/app/admin/config?saved={len(patch)}", status_code=303)
