@@ -81,6 +81,18 @@ def test_assign_tag_and_set_a_custom_field(admin: httpx.Client, api: Api) -> Non
     assert result["error"]["details"][0]["field"] == f"custom_fields.{field}"
 
 
+def test_tags_past_a_matters_limit_fail_that_matter_with_the_rule(admin: httpx.Client) -> None:
+    """A matter holds at most 50 tags (its PATCH says so with a 422): a bulk tag that would take
+    one past it fails that matter with the same refusal, and the others get their tags."""
+    full = new_case(admin)
+    ok(admin.patch(f"/cases/{full['id']}", json={"tags": [f"t{n}" for n in range(49)]}))
+    empty = new_case(admin)
+    job = _run(admin, {"type": "tag", "add": ["x1", "x2", "x3"]}, [full["id"], empty["id"]])
+    assert _outcomes(job) == {full["id"]: ("failed", "VALIDATION_ERROR"), empty["id"]: ("succeeded", None)}
+    assert len(ok(admin.get(f"/cases/{full['id']}"))["tags"]) == 49
+    assert ok(admin.get(f"/cases/{empty['id']}"))["tags"] == ["x1", "x2", "x3"]
+
+
 def test_matter_access_is_kept(api: Api, admin: httpx.Client) -> None:
     """A caller's job changes only the cases the caller may change: a restricted case it cannot
     see fails as not found, like its own request would."""

@@ -26,6 +26,7 @@ from casefile.cases import service as cases
 from casefile.cases.schemas import CaseUpdate
 from casefile.clock import utcnow
 from casefile.customfields import service as custom_fields
+from casefile.error_handlers import validated
 from casefile.errors import AppError, AuthError, NotFound, ValidationFailed
 from casefile.models import BulkJob, User
 from casefile.request_context import request_context
@@ -92,15 +93,17 @@ async def _apply(session: AsyncSession, principal: Principal, case_id: str, acti
     if kind == "assign":
         await cases.add_assignee(session, principal, case, action["user_id"])
         return
+    # Read as the single-case request's body: a matter the action would take past a rule (more
+    # tags than a matter holds) fails with that rule's 422, like its PATCH.
     if kind == "status":
-        update = CaseUpdate(status=action["status"])
+        update = validated(CaseUpdate, {"status": action["status"]})
     elif kind == "tag":
         removed = {t.lower() for t in action["remove"]}
         kept = [t for t in case.tags or [] if t.lower() not in removed]
         known = {t.lower() for t in kept}
-        update = CaseUpdate(tags=kept + [t for t in action["add"] if t.lower() not in known])
+        update = validated(CaseUpdate, {"tags": kept + [t for t in action["add"] if t.lower() not in known]})
     else:
-        update = CaseUpdate(custom_fields={action["name"]: action["value"]})
+        update = validated(CaseUpdate, {"custom_fields": {action["name"]: action["value"]}})
     await cases.update_case(session, principal, case, update)
 
 

@@ -21,10 +21,11 @@ from starlette.datastructures import FormData
 from casefile.auth.dependencies import AdminPrincipal
 from casefile.config import service as config_service
 from casefile.config.schemas import ConfigOut, ConfigPatch
+from casefile.error_handlers import validated
 from casefile.errors import ValidationFailed
 from casefile.request_scope import RuntimeDep, SessionDep
 from casefile.storage.sniff import SUPPORTED_TYPES
-from casefile.web.forms import text, validated
+from casefile.web.forms import text
 from casefile.web.security import AdminChanger
 from casefile.web.templating import render, viewer
 

@@ -7,13 +7,14 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from casefile.auth.dependencies import AdminPrincipal
+from casefile.error_handlers import validated
 from casefile.groups import service as groups_service
 from casefile.groups.repository import GROUP_LIST
 from casefile.groups.schemas import GroupCreate, GroupMembers, GroupUpdate
 from casefile.listing import build_list_query
 from casefile.request_scope import SessionDep
 from casefile.users.service import all_users
-from casefile.web.forms import text, validated
+from casefile.web.forms import text
 from casefile.web.security import AdminChanger
 from casefile.web.templating import render, viewer
 

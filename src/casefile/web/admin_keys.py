@@ -15,9 +15,10 @@ from casefile.api_keys.repository import API_KEY_LIST
 from casefile.api_keys.schemas import ApiKeyCreate
 from casefile.auth.dependencies import AdminPrincipal
 from casefile.auth.permissions import Permission, Principal
+from casefile.error_handlers import validated
 from casefile.listing import build_list_query
 from casefile.request_scope import SessionDep
-from casefile.web.forms import lines, text, validated
+from casefile.web.forms import lines, text
 from casefile.web.security import AdminChanger
 from casefile.web.templating import render, viewer
 

@@ -16,11 +16,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.auth.dependencies import AdminPrincipal
 from casefile.auth.permissions import Principal
+from casefile.error_handlers import validated
 from casefile.events.catalogue import EVENT_NAMES
 from casefile.listing import build_list_query
 from casefile.models.webhooks import DELIVERY_STATUSES
 from casefile.request_scope import RuntimeDep, SessionDep
-from casefile.web.forms import lines, text, validated
+from casefile.web.forms import lines, text
 from casefile.web.security import AdminChanger
 from casefile.web.signin import safe_next
 from casefile.web.templating import render, viewer
