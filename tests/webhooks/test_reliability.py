@@ -66,8 +66,14 @@ def test_competing_workers_never_make_the_same_attempt_twice(database, receiver,
             (r.json()["metadata"]["delivery_id"], r.json()["metadata"]["attempt"])
             for r in receiver.received()
         ]
-        assert len(sent) == 120 and len(set(sent)) == 120 and {a for _, a in sent} == {1}
-        attempts = api.sql("SELECT delivery_id, count(*) FROM delivery_attempts GROUP BY delivery_id")
+        # Each delivery was sent once, and no attempt twice. Its number is usually 1; on a loaded
+        # machine a claim's lease can run out before its worker sends (the CI rehearsal saw one),
+        # and the next worker rightly sends it as attempt 2: still one request per delivery.
+        assert len(sent) == 120 and len({delivery for delivery, _ in sent}) == 120
+        # One finished attempt each; a claim whose lease ran out is an interrupted attempt, never sent.
+        attempts = api.sql(
+            "SELECT delivery_id, count(*) FROM delivery_attempts WHERE NOT interrupted GROUP BY delivery_id"
+        )
         assert len(attempts) == 120 and {n for _, n in attempts} == {1}
 
 
