@@ -40,7 +40,6 @@ from casefile.envelope import Envelope
 from casefile.openapi_errors import (
     API_KEY,
     BEARER,
-    BODY_METHODS,
     ERROR_RESPONSES,
     ERROR_SCHEMAS,
     ETAG_HEADER,
@@ -51,10 +50,12 @@ from casefile.openapi_errors import (
     NOT_MODIFIED,
     REF,
     SECURITY_SCHEMES,
-    WRITE_METHODS,
 )
 from casefile.operation_ids import OPERATION_IDS
 from casefile.shedding import EXEMPT_PATHS
+
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 
 DESCRIPTION = """\
 Every endpoint lives under `/api/v1` (`/api` is an alias of the current version).

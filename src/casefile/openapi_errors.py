@@ -10,42 +10,39 @@ from casefile.errors import ErrorCode
 
 BEARER = "bearerAuth"
 API_KEY = "apiKeyAuth"
+
+
+def _optional_header(name: str, description: str, schema: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A request header an operation takes and never requires."""
+    schema = schema or {"type": "string"}
+    return {"name": name, "in": "header", "required": False, "description": description, "schema": schema}
+
+
 # Every authenticated POST takes one (docs/api-conventions.md#idempotency).
-IDEMPOTENCY_PARAMETER: dict[str, Any] = {
-    "name": "Idempotency-Key",
-    "in": "header",
-    "required": False,
-    "description": "Makes a retry safe: the first answer is kept 24 h for you and a retry with the same "
+IDEMPOTENCY_PARAMETER = _optional_header(
+    "Idempotency-Key",
+    "Makes a retry safe: the first answer is kept 24 h for you and a retry with the same "
     "key and body gets it again, with `Idempotent-Replayed: true`. The key with another body is 422; a "
     "retry while the first request still runs is 409.",
-    "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[\\x20-\\x7e]+$"},
-}
+    {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[\\x20-\\x7e]+$"},
+)
 # Conditional requests (casefile.conditional, docs/api-conventions.md#etags).
 ETAG_HEADER: dict[str, Any] = {
     "description": "The resource's version: a strong hash of `data`, changed by every write",
     "schema": {"type": "string"},
 }
-IF_NONE_MATCH_PARAMETER: dict[str, Any] = {
-    "name": "If-None-Match",
-    "in": "header",
-    "required": False,
-    "description": "ETags the caller holds: when one is current, the answer is 304 with no body.",
-    "schema": {"type": "string"},
-}
-IF_MATCH_PARAMETER: dict[str, Any] = {
-    "name": "If-Match",
-    "in": "header",
-    "required": False,
-    "description": "The ETag the change was based on (or `*`): when it is no longer current, nothing "
+IF_NONE_MATCH_PARAMETER = _optional_header(
+    "If-None-Match", "ETags the caller holds: when one is current, the answer is 304 with no body."
+)
+IF_MATCH_PARAMETER = _optional_header(
+    "If-Match",
+    "The ETag the change was based on (or `*`): when it is no longer current, nothing "
     "is changed and the answer is 412 `PRECONDITION_FAILED` with the current `ETag`.",
-    "schema": {"type": "string"},
-}
+)
 NOT_MODIFIED: dict[str, Any] = {
     "description": "Not modified: `If-None-Match` names the current ETag",
     "headers": {"ETag": ETAG_HEADER},
 }
-WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 
 REF = "#/components/schemas/"
 _META_EXAMPLE = {"request_id": "req_01JD6ZQ4S7X9V2K8M3N5P0R1T4", "timestamp": "2026-11-22T09:03:00.123Z"}

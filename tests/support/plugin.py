@@ -205,10 +205,12 @@ def is_redundant(item: pytest.Item) -> bool:
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups, and before `-m` selects
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    redundant = [item for item in items if is_redundant(item)]
+    kept, redundant = [], []
+    for item in items:
+        (redundant if is_redundant(item) else kept).append(item)
     if redundant:
         config.hook.pytest_deselected(items=redundant)
-        items[:] = [item for item in items if not is_redundant(item)]
+        items[:] = kept
     for item in items:
         for path, group in SERIAL_GROUPS.items():
             if item.path == path or item.path.is_relative_to(path):
