@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import cache
+from zoneinfo import available_timezones
 
 from ulid import ULID
 
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+@cache
+def time_zones() -> frozenset[str]:
+    """The IANA time zone names this installation knows (`tzdata`)."""
+    return frozenset(available_timezones())
 
 
 def format_timestamp(value: datetime) -> str:

@@ -23,6 +23,8 @@ class User(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     last_login_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # The web app's time zone for this account (an IANA name); None: the browser's own.
+    time_zone: Mapped[str | None] = mapped_column(String(64))
 
     # Emails are unique regardless of case: the database enforces it on lower(email).
     __table_args__ = (Index("uq_users_email_lower", func.lower(email), unique=True),)

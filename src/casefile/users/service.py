@@ -15,7 +15,7 @@ from casefile.auth import passwords
 from casefile.auth.permissions import Principal
 from casefile.auth.repository import find_user_by_email
 from casefile.auth.service import revoke_user_sessions
-from casefile.clock import utcnow
+from casefile.clock import time_zones, utcnow
 from casefile.db import lock_for_transaction
 from casefile.errors import Conflict, ValidationFailed, admin_token_needed_for
 from casefile.events import payloads
@@ -129,6 +129,25 @@ async def update_user(
         )
     await session.flush()
     return user
+
+
+async def set_time_zone(session: AsyncSession, principal: Principal, zone: str | None) -> None:
+    """The signed-in user's own time zone for the web app (docs/web-app.md#time-zones): an IANA
+    name, or None for "my browser's". A preference, not part of the user's representation."""
+    if zone is not None and zone not in time_zones():
+        raise ValidationFailed.on("time_zone", "Pick a time zone from the list")
+    user = await session.get(User, principal.id, with_for_update=True)
+    if user is None or user.time_zone == zone:
+        return
+    audit.record(
+        session,
+        "user.updated",
+        resource_type="user",
+        resource_id=user.id,
+        details={"changes": {"time_zone": {"from": user.time_zone, "to": zone}}, "password_changed": False},
+    )
+    user.time_zone = zone
+    await session.flush()
 
 
 async def delete_user(session: AsyncSession, actor: Principal, user: User) -> None:

@@ -4,9 +4,8 @@ needs (who is signed in, the CSRF token, the fingerprinted static files)."""
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, tzinfo
-from functools import cache
 from typing import Any
-from zoneinfo import ZoneInfo, available_timezones
+from zoneinfo import ZoneInfo
 
 from fastapi import Request
 from fastapi.responses import HTMLResponse
@@ -17,25 +16,23 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from casefile.auth.browser import csrf_token
 from casefile.auth.permissions import Permission, Principal
 from casefile.billing import time_service
-from casefile.clock import utcnow
+from casefile.clock import time_zones, utcnow
 from casefile.models import User
 from casefile.request_scope import runtime_of
 from casefile.web.assets import static_url
 
-# The user's time zone (docs/web-app.md#time-zones): an IANA name in this cookie, set by the
-# settings page or, until the user picks one, by static/tz.js from the browser's own.
+# The browser's own time zone (docs/web-app.md#time-zones): an IANA name in this cookie, set by
+# static/tz.js. The zone a user picks is kept on their account and comes first.
 TZ_COOKIE = "casefile_tz"
 
 
-@cache
-def time_zones() -> frozenset[str]:
-    return frozenset(available_timezones())
-
-
-def zone_of(request: Request) -> tzinfo:
-    """The request's time zone: its cookie's, if it names one; else UTC."""
-    name = request.cookies.get(TZ_COOKIE, "")
-    return ZoneInfo(name) if name in time_zones() else UTC
+def zone_of(request: Request, me: Viewer | None = None) -> tzinfo:
+    """The zone a page is shown in: the one picked on the account; else the browser's (its
+    cookie), if it names one; else UTC."""
+    for name in (me.time_zone if me else None, request.cookies.get(TZ_COOKIE)):
+        if name and name in time_zones():
+            return ZoneInfo(name)
+    return UTC
 
 
 @pass_context
@@ -81,6 +78,7 @@ class Viewer:
         self.name = user.name if user else principal.id
         self.email = user.email if user else ""
         self.role = principal.role or ""
+        self.time_zone = user.time_zone if user else None
         # The header's timers (billing.time_service.visible_timers), for those who record time.
         self.timers: list[dict[str, Any]] = []
 
@@ -117,7 +115,7 @@ def render(
     csrf = None
     if me is not None and me.principal.session_id is not None:
         csrf = csrf_token(runtime_of(request), me.principal.session_id)
-    zone = zone_of(request)
+    zone = zone_of(request, me)
     page = {
         "request": request,
         "me": me,
