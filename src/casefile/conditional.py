@@ -10,8 +10,9 @@ are honoured.
   the same path (same credentials, same rules, audited as a read), and the write runs only if its
   tag is named; else 412 `PRECONDITION_FAILED`. A path without a readable representation (its
   `GET` is not a 200 JSON resource: 404, 405, bytes) is left to the write itself, which answers
-  as it would without the header. Conditional writes to the same path in this process run one at
-  a time, check and write together.
+  as it would without the header. Conditional writes to the same path run one at a time, check
+  and write together: in this process behind an asyncio lock, and across the processes sharing a
+  PostgreSQL database behind an advisory lock (`Database.held_lock`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import asyncio
 import hashlib
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from weakref import WeakValueDictionary
 
 from starlette.datastructures import Headers, MutableHeaders
@@ -30,6 +31,9 @@ from casefile.error_handlers import app_error_response
 from casefile.errors import PreconditionFailed
 from casefile.middleware import HttpMiddleware
 from casefile.routing import CURRENT_PREFIX
+
+if TYPE_CHECKING:
+    from casefile.runtime import Runtime
 
 _BODY_START = b'{"success":true,"data":{'
 _META = b',"meta":'
@@ -94,7 +98,8 @@ class ConditionalRequestsMiddleware(HttpMiddleware):
             lock = self._locks.get(path)
             if lock is None:
                 lock = self._locks[path] = asyncio.Lock()
-            async with lock:
+            runtime: Runtime = scope["app"].state.runtime
+            async with lock, runtime.db.held_lock(f"if-match {path}"):
                 current = await self._current_tag(scope)
                 if current is not None and not _matches(wanted, current):
                     error = PreconditionFailed(headers={"ETag": current})

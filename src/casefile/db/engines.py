@@ -9,7 +9,7 @@ from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any, TypeVar
 
-from sqlalchemy import event
+from sqlalchemy import event, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.pool import NullPool
@@ -27,6 +27,10 @@ log = logging.getLogger(__name__)
 # statement is retried when nothing had yet run in its transaction (`RetryingSession`). This
 # replaces `pool_pre_ping`, which cost three round trips (BEGIN, `;`, ROLLBACK) per checkout.
 POOL_RECYCLE_SECONDS = 1800
+
+# The first key of `Database.held_lock`'s two-key advisory locks ("CFLK"): PostgreSQL keeps the
+# two-key space apart from the one-key locks of `lock_for_transaction` and migrations.
+HELD_LOCK_SPACE = 0x43464C4B
 
 
 def make_engine(settings: Settings, *, pooled: bool = True, autocommit: bool = False) -> AsyncEngine:
@@ -141,6 +145,7 @@ class Database:
         self._reader = async_sessionmaker(
             self.read_engine, class_=RetryingSession, expire_on_commit=False, info=info
         )
+        self._lock_engine: AsyncEngine | None = None
 
     def session(self, *, write: bool = True) -> AsyncSession:
         return (self._writer if write else self._reader)()
@@ -156,10 +161,45 @@ class Database:
                 raise
             await finish(session, commit=True)
 
+    @asynccontextmanager
+    async def held_lock(self, name: str) -> AsyncIterator[None]:
+        """Hold the lock called `name` across several transactions of this and every other process
+        (a conditional write's check and its write). PostgreSQL: a session-level advisory lock on
+        a connection of a small pool of its own, so that waiting for the lock never holds a
+        connection the holder's own work needs; a process that dies releases it with its
+        connection. SQLite: one process serves the database, and the caller's in-process lock is
+        enough."""
+        if self.is_sqlite:
+            yield
+            return
+        if self._lock_engine is None:
+            self._lock_engine = create_async_engine(
+                self.settings.resolved_database_url,
+                isolation_level="AUTOCOMMIT",
+                pool_size=max(2, self.settings.pool_size // 4),
+                max_overflow=0,
+                pool_recycle=POOL_RECYCLE_SECONDS,
+            )
+        key = {"space": HELD_LOCK_SPACE, "name": name}
+        async with self._lock_engine.connect() as connection:
+            try:
+                await connection.execute(text("SELECT pg_advisory_lock(:space, hashtext(:name))"), key)
+                yield
+            finally:
+                # Also after a cancelled wait, which may have been granted the lock as it ended. A
+                # connection that cannot say so is closed: its lock ends with it.
+                try:
+                    await connection.execute(text("SELECT pg_advisory_unlock_all()"))
+                except BaseException:
+                    await connection.invalidate()
+                    raise
+
     async def dispose(self) -> None:
         # What was built on this database and must end before its engines (the audit's appender).
         for close in self.on_dispose:
             await close()
+        if self._lock_engine is not None:
+            await self._lock_engine.dispose()
         await self.engine.dispose()
         if self.read_engine is not self.engine:
             await self.read_engine.dispose()
