@@ -14,14 +14,24 @@ from typing import Any
 
 import httpx
 import pytest
+from argon2 import PasswordHasher
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
+from casefile.auth import passwords
 from casefile.db import make_engine
 from casefile.migrate import upgrade
 from casefile.settings import Settings
 from tests.support.receivers import Receiver, receiver_server
 from tests.support.s3 import S3Server, s3_server
 from tests.support.servers import BACKENDS, Api, fresh_database, make_settings, running_server
+
+# Argon2id at its production parameters (64 MiB, 3 passes, 4 lanes) takes ~150 ms of both cores of
+# this machine per hash or check, and the suite creates and signs in hundreds of users: it was half
+# the fast tier's time (94 s, 51 s without). The servers started in the test processes hash with
+# Argon2id's cheapest parameters; what they store is still Argon2id (tests/users), checked with
+# the parameters written in each hash. Processes the tests start (`casefile serve`, the CLI) hash
+# at the production parameters, and tests/system/test_operator_commands.py checks them.
+passwords._hasher = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
 
 
 @pytest.fixture(scope="session", params=BACKENDS)

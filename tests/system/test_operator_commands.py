@@ -61,6 +61,10 @@ def test_users_create_reset_and_list(blank: Settings) -> None:
     assert unknown.returncode == 1 and "no user has the email nobody@casefile.test" in unknown.stderr
 
     with serving(blank) as api:  # the server's own test administrator is created beside ours
+        # The CLI hashed at the production parameters (the test processes' own servers do not:
+        # tests/support/plugin.py), and this server checks such a hash.
+        stored = api.sql("SELECT password_hash FROM users WHERE lower(email) = 'boss@casefile.test'")[0][0]
+        assert stored.startswith("$argon2id$v=19$m=65536,t=3,p=4$")
         token = api.login("Boss@casefile.test", "First-Passw0rd-long")["token"]
         reset = cli(blank, "users", "reset-password", "Boss@casefile.test", stdin="Second-Passw0rd-long\n")
         assert reset.returncode == 0 and "password changed" in reset.stdout, reset.stderr

@@ -48,7 +48,8 @@ def test_a_new_version_from_the_page_and_every_version_downloadable(web: Web) ->
             (2, "engagement-signed.txt"),
         ]
         # A legal hold freezes the versions, on the page as through the API.
-        assert admin.post(f"/cases/{case_id}/holds", json={"reason": "litigation expected"}).status_code == 201
+        held = admin.post(f"/cases/{case_id}/holds", json={"reason": "litigation expected"})
+        assert held.status_code == 201, held.text
     page.get_by_label("New version").set_input_files(
         files=[{"name": "late.txt", "mimeType": "text/plain", "buffer": b"Too late.\n"}]
     )
