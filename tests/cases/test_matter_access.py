@@ -179,6 +179,39 @@ def test_lists_and_their_totals_hold_only_visible_matters(world: World, caller: 
     assert {m for m in MATTERS if world.cases[m]["id"] in {c["id"] for c in everything}} == SEES[caller]
 
 
+@pytest.fixture(scope="module")
+def stage(world: World) -> tuple[str, str]:
+    """A custom field with one value on every matter (set by the assignee, who may write to all
+    four), as `cf.<name>=<value>`."""
+    name, value = unique("stage_"), unique("Stage ")
+    ok(
+        world.clients["admin"].post(
+            "/admin/custom-fields", json={"name": name, "label": "Stage", "field_type": "text"}
+        ),
+        201,
+    )
+    for matter in MATTERS:
+        path = f"/cases/{world.cases[matter]['id']}"
+        ok(world.clients["assignee"].patch(path, json={"custom_fields": {name: value}}))
+    return f"cf.{name}", value
+
+
+@pytest.mark.parametrize("caller", CALLERS)
+def test_a_custom_field_filter_and_its_total_hold_only_visible_matters(
+    world: World, stage: tuple[str, str], caller: str
+) -> None:
+    # The filter's matches come from the value index (access.matter.visible_ids), not `cases`.
+    client, (param, value) = world.clients[caller], stage
+    r = client.get("/cases", params={param: value, "limit": 2})
+    assert r.json()["meta"]["pagination"]["total"] == len(SEES[caller])
+    everything = ok(client.get("/cases", params={param: value, "limit": 100}))
+    assert {m for m in MATTERS if world.cases[m]["id"] in {c["id"] for c in everything}} == SEES[caller]
+    assert len(everything) == len(SEES[caller])
+    # With a search, which stays a condition on the cases themselves.
+    searched = client.get("/cases", params={param: value, "search": TAG, "limit": 100})
+    assert searched.json()["meta"]["pagination"]["total"] == len(SEES[caller])
+
+
 @pytest.mark.parametrize("caller", CALLERS)
 def test_documents_and_their_content_follow_their_case(world: World, caller: str) -> None:
     client = world.clients[caller]

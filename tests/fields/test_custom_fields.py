@@ -240,6 +240,51 @@ def test_filters_sorts_and_projection(admin: httpx.Client, kit) -> None:
     assert projected[3] == {"id": made["D"]["id"], "custom_fields": {f["claims"]: None}}
 
 
+def test_a_filtered_list_follows_trash_restore_and_value_changes(api: Api, admin: httpx.Client, kit) -> None:
+    """A `cf.<name>=` filter in the default order reads its matches, their order and its total
+    from the value index, which keeps each case's created_at (migration 0026): the list must
+    follow a case to the trash and back, and a value that changes, as the cases themselves do."""
+    court, value, moved = kit["f"]["court"], unique("Registry "), unique("Registry ")
+    made = {t: new_case(admin, title=unique(f"{t} "), custom_fields={court: value}) for t in "ABC"}
+    by_id = {c["id"]: t for t, c in made.items()}
+
+    def listed(wanted: str, **params) -> tuple[list[str], int]:
+        r = admin.get("/cases", params={f"cf.{court}": wanted, **params})
+        return [by_id[c["id"]] for c in ok(r)], r.json()["meta"]["pagination"]["total"]
+
+    def pages() -> list[str]:
+        seen, params = [], {"limit": 1}
+        while True:
+            r = admin.get("/cases", params={f"cf.{court}": value, **params})
+            seen += [by_id[c["id"]] for c in ok(r)]
+            cursor = r.json()["meta"]["pagination"].get("next_cursor")
+            if cursor is None:
+                return seen
+            params = {"limit": 1, "cursor": cursor}
+
+    assert listed(value) == (["C", "B", "A"], 3)  # the newest first
+    assert listed(value, order="asc") == (["A", "B", "C"], 3)
+    assert pages() == ["C", "B", "A"]
+
+    ok(admin.delete(f"/cases/{made['B']['id']}"))
+    assert listed(value) == (["C", "A"], 2)
+    assert pages() == ["C", "A"]
+    ok(admin.post(f"/admin/trash/{made['B']['id']}/restore"))
+    assert listed(value) == (["C", "B", "A"], 3)
+
+    ok(admin.patch(f"/cases/{made['A']['id']}", json={"custom_fields": {court: moved}}))
+    assert listed(value) == (["C", "B"], 2)
+    assert listed(moved) == (["A"], 1)
+    # Each value row carries its case's created_at, also when written by an update.
+    rows = api.sql(
+        "SELECT v.case_id FROM custom_field_values v JOIN cases c ON c.id = v.case_id"
+        " WHERE v.field_id = (SELECT id FROM custom_fields WHERE name = :name)"
+        " AND (v.case_created_at IS NULL OR v.case_created_at <> c.created_at)",
+        name=court,
+    )
+    assert rows == []
+
+
 @pytest.mark.parametrize(
     ("params", "field"),
     [

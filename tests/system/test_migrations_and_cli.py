@@ -250,3 +250,29 @@ def test_0016_without_btree_gin_keeps_the_search_index(
             upgrade(settings)  # at head: nothing more to do
     finally:
         asyncio.run(_pg_admin(f'DROP ROLE IF EXISTS "{role}"'))
+
+
+def test_0026_gives_each_case_value_its_cases_created_at(blank: Settings) -> None:
+    blank.ensure_data_dir()
+    command.upgrade(alembic_config(blank), "0025")
+    created = datetime(2026, 3, 4, 5, 6, 7)  # stored as naive UTC
+    for statement in (
+        "INSERT INTO cases (id, title, case_number, status, priority, created_at, updated_at)"
+        " VALUES ('case_1', 't', 'n', 'active', 'low', :created, :created)",
+        "INSERT INTO contacts (id, kind, name, aliases, emails, phones, addresses, identifiers, tags,"
+        " created_at, updated_at)"
+        " VALUES ('contact_1', 'person', 'c', '[]', '[]', '[]', '[]', '{}', '[]', :created, :created)",
+        "INSERT INTO custom_fields (id, entity, name, label, field_type, required, required_for_statuses,"
+        " choices, position, created_at, updated_at)"
+        " VALUES ('cf_1', 'case', 'f', 'F', 'text', false, '[]', '[]', 0, :created, :created)",
+        "INSERT INTO custom_field_values (field_id, case_id, contact_id, value_text)"
+        " VALUES ('cf_1', 'case_1', NULL, 'a'), ('cf_1', NULL, 'contact_1', 'b')",
+    ):
+        run_sql(blank, statement, created=created)
+    upgrade(blank)
+    rows = run_sql(
+        blank, "SELECT case_id, contact_id, case_created_at FROM custom_field_values ORDER BY value_text"
+    )
+    # SQLite hands the stored text back through plain SQL; PostgreSQL a datetime.
+    stamps = [(r[0], r[1], datetime.fromisoformat(str(r[2])) if r[2] else None) for r in rows]
+    assert stamps == [("case_1", None, created), (None, "contact_1", None)]

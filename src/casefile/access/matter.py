@@ -20,9 +20,9 @@ from collections.abc import Iterable
 from enum import IntEnum
 from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import ColumnElement, Select, and_, bindparam, delete, false, or_, select, true
+from sqlalchemy import ColumnElement, Select, and_, bindparam, delete, exists, false, or_, select, true
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import InstrumentedAttribute, joinedload
+from sqlalchemy.orm import InstrumentedAttribute, aliased, joinedload
 
 from casefile.auth.permissions import ROLE_PERMISSIONS, Permission, Principal, grants
 from casefile.db import get_or_404, is_write_session
@@ -98,6 +98,46 @@ def _visible_condition(
         assigned = select(CaseAssignee.case_id).where(CaseAssignee.user_id == user_id)
         conditions.append(
             or_(Case.access == "firm", Case.id.in_(assigned), Case.id.in_(_cases_naming(CaseGrant, user_id)))
+        )
+    return and_(true(), *conditions)
+
+
+def visible_ids(
+    principal: Principal, case_id: ColumnElement[str] | InstrumentedAttribute[Any]
+) -> ColumnElement[bool]:
+    """SQL condition on a column of case ids (not on `cases`): exactly `visible_to`'s cases, for a
+    query that reads ids elsewhere (a custom-field filter's value index) and should not read each
+    matching case. The case-level facts become the few ids they exclude: trashed cases, and
+    restricted ones the user reaches neither by assignment nor by grant, each from a partial index
+    on `cases` (`access` is never NULL, so "not `firm`" is exactly "restricted")."""
+    if principal.user_id is None:
+        return false()
+    return _visible_ids_condition(principal.user_id, principal.acts_as_admin, principal.key_case_ids, case_id)
+
+
+@functools.lru_cache(maxsize=4096)
+def _visible_ids_condition(
+    user_id: str, acts_as_admin: bool, key_case_ids: frozenset[str] | None, case_id: Any
+) -> ColumnElement[bool]:
+    # NOT EXISTS rather than NOT IN: an anti-join, whatever the number of excluded ids (a NOT IN
+    # list too large for work_mem would be probed row by row).
+    trashed = aliased(Case, name="trashed_case")
+    conditions: list[ColumnElement[bool]] = [
+        ~exists().where(trashed.id == case_id, trashed.deleted_at.is_not(None)),
+        case_id.not_in(_cases_naming(CaseWall, user_id)),
+    ]
+    if key_case_ids is not None:
+        conditions.append(case_id.in_(sorted(key_case_ids)) if key_case_ids else false())
+    if not acts_as_admin:
+        hidden = aliased(Case, name="restricted_case")
+        assigned = select(CaseAssignee.case_id).where(CaseAssignee.user_id == user_id)
+        conditions.append(
+            ~exists().where(
+                hidden.id == case_id,
+                hidden.access != "firm",
+                hidden.id.not_in(assigned),
+                hidden.id.not_in(_cases_naming(CaseGrant, user_id)),
+            )
         )
     return and_(true(), *conditions)
 

@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
 from casefile.access.holds import ensure_no_hold
-from casefile.access.matter import Level, require_level, visible_to
+from casefile.access.matter import Level, require_level, visible_ids, visible_to
 from casefile.audit import service as audit
 from casefile.auth.permissions import Principal
 from casefile.cases import repository
@@ -70,9 +70,16 @@ async def list_cases(session: AsyncSession, principal: Principal, query: ListQue
         details = {"in": "cases", "words": query.search_words, **query.filters}
         await audit.record_read(session, "search.query", details=details)
     # `cf.<name>=` and `sort=cf.<name>`: resolved against the firm's definitions.
-    spec, conditions = await custom_fields.for_list(session, "case", Case.id, CASE_LIST, query)
+    spec, conditions, narrowed = await custom_fields.for_list(session, "case", Case.id, CASE_LIST, query)
     return await fetch_page(
-        session, spec, query, conditions=[visible_to(principal), *conditions], match_once=bool(conditions)
+        session,
+        spec,
+        query,
+        conditions=[visible_to(principal), *conditions],
+        match_once=bool(conditions),
+        # A filter's matches in the default order come from its value index: who may see them,
+        # the same rule as visible_to, on their case ids.
+        narrowed=narrowed.also(visible_ids(principal, narrowed.id)) if narrowed else None,
     )
 
 
@@ -134,7 +141,7 @@ async def create_case(
             raise ValidationFailed.on("case_number", CASE_NUMBER_TAKEN)
     else:
         await _insert_with_automatic_number(session, case)
-    await custom_fields.store(session, defs, case.id, prepared)
+    await custom_fields.store(session, defs, case.id, prepared, case_created_at=case.created_at)
     if access == "restricted" and actor.user_id is not None:
         # Whoever opens a restricted matter can manage it: otherwise they would lose it at once.
         session.add(
@@ -195,7 +202,7 @@ async def update_case(session: AsyncSession, actor: Principal, case: Case, body:
     if prepared is not None:
         defs, fields = prepared
         case.custom_fields = fields.values
-        await custom_fields.store(session, defs, case.id, fields)
+        await custom_fields.store(session, defs, case.id, fields, case_created_at=case.created_at)
         changes.update({f"custom_fields.{n}": change for n, change in fields.changes.items()})
     case.updated_at = utcnow()
     await _flush_checking_number(session, case)

@@ -28,7 +28,7 @@ from casefile.nlp.name_keys import has_legal_form, name_key
 
 
 async def list_contacts(session: AsyncSession, query: ListQuery) -> Page[Contact]:
-    spec, conditions = await custom_fields.for_list(session, "contact", Contact.id, CONTACT_LIST, query)
+    spec, conditions, _ = await custom_fields.for_list(session, "contact", Contact.id, CONTACT_LIST, query)
     return await fetch_page(session, spec, query, conditions=conditions, match_once=bool(conditions))
 
 
@@ -78,7 +78,7 @@ async def create_contact(session: AsyncSession, actor: Principal, body: ContactC
         **values, custom_fields=prepared.values, created_by=actor.actor_id, created_at=now, updated_at=now
     )
     await _insert_contact(session, actor, contact)
-    await custom_fields.store(session, defs, contact.id, prepared)
+    await custom_fields.store(session, defs, contact.id, prepared, case_created_at=None)
     return contact
 
 
@@ -102,7 +102,7 @@ async def update_contact(
             session, defs, contact.custom_fields, given, case_type=None, creating=False
         )
         contact.custom_fields = prepared.values
-        await custom_fields.store(session, defs, contact.id, prepared)
+        await custom_fields.store(session, defs, contact.id, prepared, case_created_at=None)
         changes.update({f"custom_fields.{n}": change for n, change in prepared.changes.items()})
     if not changes:
         return contact

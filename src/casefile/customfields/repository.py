@@ -1,16 +1,19 @@
 """Custom field queries: the definitions, the value index's rows, and the conditions and sort
-keys of `cf.<name>` in a list (each answered by the index on (field_id, value_*, case_id))."""
+keys of `cf.<name>` in a list (each answered by the index on (field_id, value_*, case_created_at,
+case_id))."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, Select, and_, delete, func, insert, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import InstrumentedAttribute
+from sqlalchemy.orm import InstrumentedAttribute, aliased
 
 from casefile.customfields.values import NUMBER_INDEXED, Indexed, Wanted
+from casefile.listing import Narrowed
 from casefile.models import Contact, CustomField, CustomFieldSet, CustomFieldValue, User
 
 _V = CustomFieldValue
@@ -43,15 +46,26 @@ def _owner(entity: str) -> InstrumentedAttribute[str | None]:
 
 
 async def replace_values(
-    session: AsyncSession, entity: str, record_id: str, rows: dict[str, list[Indexed]]
+    session: AsyncSession,
+    entity: str,
+    record_id: str,
+    rows: dict[str, list[Indexed]],
+    case_created_at: datetime | None,
 ) -> None:
-    """The index rows of the fields in `rows` (by field id) become those given."""
+    """The index rows of the fields in `rows` (by field id) become those given, each with the
+    case's created_at (a contact's: None)."""
     if not rows:
         return
     owner = _owner(entity)
     await session.execute(delete(_V).where(owner == record_id, _V.field_id.in_(list(rows))))
     new = [
-        {"field_id": field_id, owner.key: record_id, "value_text": r.text, "value_number": r.number}
+        {
+            "field_id": field_id,
+            owner.key: record_id,
+            "value_text": r.text,
+            "value_number": r.number,
+            "case_created_at": case_created_at,
+        }
         for field_id, indexed in rows.items()
         for r in indexed
     ]
@@ -65,7 +79,11 @@ async def existing_ids(session: AsyncSession, kind: str, ids: set[str]) -> set[s
 
 
 def _column(field: CustomField) -> Any:
-    return _V.value_number if field.field_type in NUMBER_INDEXED else _V.value_text
+    return _column_of(_V, field)
+
+
+def _column_of(values: Any, field: CustomField) -> Any:
+    return values.value_number if field.field_type in NUMBER_INDEXED else values.value_text
 
 
 def _matches(column: Any, wanted: Wanted) -> ColumnElement[bool]:
@@ -80,13 +98,43 @@ def _matches(column: Any, wanted: Wanted) -> ColumnElement[bool]:
 
 
 def having_value(
-    entity: str, record: InstrumentedAttribute[str], field: CustomField, wanted: list[Wanted]
+    entity: str,
+    record: InstrumentedAttribute[str] | InstrumentedAttribute[str | None],
+    field: CustomField,
+    wanted: list[Wanted],
 ) -> ColumnElement[bool]:
     """Records with a value of `field` matching any of `wanted`: a semi-join the index on
-    (field_id, value, case_id) answers alone."""
+    (field_id, value, case_created_at, case_id) answers alone."""
     column, owner = _column(field), _owner(entity)
     matching = select(owner).where(_V.field_id == field.id, or_(*(_matches(column, w) for w in wanted)))
     return record.in_(matching)
+
+
+# The value rows a filtered case list reads its matches from (listing.Narrowed): an alias, so that
+# the other filters' semi-joins on `custom_field_values` stay subqueries of their own.
+_MATCHED = aliased(CustomFieldValue, name="matched_values")
+
+
+def drives(field: CustomField, wanted: list[Wanted]) -> bool:
+    """Whether the rows matching this filter are one per case, so they can stand for the cases:
+    a field has one row per case, but a multiple choice one per choice (two wanted choices could
+    match twice)."""
+    return field.field_type != "multiple_choice" or (len(wanted) == 1 and not wanted[0].ranged)
+
+
+def narrowed(
+    field: CustomField, wanted: list[Wanted], others: Sequence[tuple[CustomField, list[Wanted]]]
+) -> Narrowed:
+    """A case list's matches read from the value index of one filter (`drives`): each matching
+    value row carries its case's id and created_at, the default sort key (ix_custom_field_values_*_created
+    answers alone); the other filters are the usual semi-joins on that id. The caller adds who may
+    see which case (access.matter.visible_ids)."""
+    where = [
+        _MATCHED.field_id == field.id,
+        or_(*(_matches(_column_of(_MATCHED, field), w) for w in wanted)),
+        *(having_value("case", _MATCHED.case_id, f, w) for f, w in others),
+    ]
+    return Narrowed(id=_MATCHED.case_id, key=_MATCHED.case_created_at, sort="created_at", where=tuple(where))
 
 
 def sort_key(entity: str, record: InstrumentedAttribute[str], field: CustomField) -> ColumnElement[Any]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement
@@ -14,9 +15,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
 from casefile.customfields import repository
-from casefile.customfields.values import BadValue, Indexed, coerce, filter_value
+from casefile.customfields.values import BadValue, Indexed, Wanted, coerce, filter_value
 from casefile.errors import ErrorDetail, ValidationFailed
-from casefile.listing import ListQuery, ListSpec, Projection
+from casefile.listing import ListQuery, ListSpec, Narrowed, Projection
 from casefile.models import CustomField, CustomFieldSet
 
 MAX_VALUES_PER_RECORD = 200
@@ -136,9 +137,17 @@ async def prepare(
     return Prepared(values, changes, {defs.fields[n].id: rows[defs.fields[n].id] for n in changes})
 
 
-async def store(session: AsyncSession, defs: Definitions, record_id: str, prepared: Prepared) -> None:
-    """Write the value index of the changed fields (the record's JSON is the caller's to set)."""
-    await repository.replace_values(session, defs.entity, record_id, prepared.rows)
+async def store(
+    session: AsyncSession,
+    defs: Definitions,
+    record_id: str,
+    prepared: Prepared,
+    *,
+    case_created_at: datetime | None,
+) -> None:
+    """Write the value index of the changed fields (the record's JSON is the caller's to set).
+    `case_created_at`: a case's created_at, kept beside each of its values (None for a contact)."""
+    await repository.replace_values(session, defs.entity, record_id, prepared.rows, case_created_at)
 
 
 def missing_for_status(
@@ -157,11 +166,10 @@ def missing_for_status(
         raise ValidationFailed(details=problems)
 
 
-def list_conditions(
-    defs: Definitions, record: InstrumentedAttribute[str], filters: dict[str, list[str]]
-) -> list[ColumnElement[bool]]:
-    """The conditions of `cf.<name>=` filters (a comma-separated value: any of them)."""
-    conditions: list[ColumnElement[bool]] = []
+def _resolved(defs: Definitions, filters: dict[str, list[str]]) -> list[tuple[CustomField, list[Wanted]]]:
+    """Each `cf.<name>=` filter's field and values (a comma-separated value: any of them); 422
+    naming each that is not a field or whose value the field does not take."""
+    resolved: list[tuple[CustomField, list[Wanted]]] = []
     problems: list[ErrorDetail] = []
     for name, raws in filters.items():
         where = f"{PREFIX}{name}"
@@ -170,14 +178,23 @@ def list_conditions(
             problems.append(ErrorDetail(where, f"No {defs.entity} custom field named {name!r}"))
             continue
         try:
-            wanted = [filter_value(field, raw) for raw in raws]
+            resolved.append((field, [filter_value(field, raw) for raw in raws]))
         except BadValue as exc:
             problems.append(ErrorDetail(where, str(exc)))
-            continue
-        conditions.append(repository.having_value(defs.entity, record, field, wanted))
     if problems:
         raise ValidationFailed(details=problems)
-    return conditions
+    return resolved
+
+
+def _narrowed(entity: str, resolved: list[tuple[CustomField, list[Wanted]]]) -> Narrowed | None:
+    """A case list's matches read from the value index of its first filter that can stand for the
+    cases (repository.narrowed), None when none can (or the list is not of cases)."""
+    if entity != "case":
+        return None
+    for index, (field, wanted) in enumerate(resolved):
+        if repository.drives(field, wanted):
+            return repository.narrowed(field, wanted, resolved[:index] + resolved[index + 1 :])
+    return None
 
 
 def sort_key(defs: Definitions, record: InstrumentedAttribute[str], sort: str) -> ColumnElement[Any]:
@@ -197,16 +214,19 @@ def check_projection(defs: Definitions, names: Sequence[str] | None) -> None:
 
 async def for_list(
     session: AsyncSession, entity: str, record: InstrumentedAttribute[str], spec: ListSpec, query: ListQuery
-) -> tuple[ListSpec, list[ColumnElement[bool]]]:
-    """A list's `cf.<name>=` conditions, and its spec with `sort=cf.<name>` as a sort key
-    (resolved against the definitions: nothing is read when the list asks for neither)."""
+) -> tuple[ListSpec, list[ColumnElement[bool]], Narrowed | None]:
+    """A list's `cf.<name>=` conditions, its spec with `sort=cf.<name>` as a sort key (resolved
+    against the definitions: nothing is read when the list asks for neither), and for a filtered
+    case list the value index its matches can be read from in its default order (listing.Narrowed;
+    the caller adds who may see them)."""
     if not query.custom_filters and query.sort in spec.sortable:
-        return spec, []
+        return spec, [], None
     defs = await definitions(session, entity)
-    conditions = list_conditions(defs, record, query.custom_filters)
+    resolved = _resolved(defs, query.custom_filters)
+    conditions = [repository.having_value(entity, record, field, wanted) for field, wanted in resolved]
     if query.sort not in spec.sortable:
         spec = replace(spec, sortable={query.sort: sort_key(defs, record, query.sort)})
-    return spec, conditions
+    return spec, conditions, _narrowed(entity, resolved)
 
 
 async def check_fields(session: AsyncSession, entity: str, fields: Projection | None) -> None:

@@ -27,7 +27,7 @@ from sqlalchemy.orm import InstrumentedAttribute
 from sqlalchemy.sql import visitors
 
 from casefile.listing.cursors import encode_cursor
-from casefile.listing.spec import TOTAL_CAP, After, ListQuery, ListSpec, Page, any_of
+from casefile.listing.spec import TOTAL_CAP, After, ListQuery, ListSpec, Narrowed, Page, any_of
 
 
 async def fetch_page(
@@ -38,12 +38,17 @@ async def fetch_page(
     conditions: Sequence[ColumnElement[bool]] = (),
     options: Sequence[Any] = (),
     match_once: bool = False,
+    narrowed: Narrowed | None = None,
 ) -> Page[Any]:
     """One page of `spec.model` rows, the total of matching rows (exact up to `TOTAL_CAP`) and
     the next page's cursor. One row more than the page is read, to know whether there is a next.
     `match_once`: the conditions are, like a search, a costly match (a semi-join on custom-field
-    values): matched once for both the total and the page's keys."""
-    paging = _Paging(spec, query, await _where(session, spec, query, conditions), options)
+    values): matched once for both the total and the page's keys; `narrowed`, where the list is in
+    its order, reads those matches from an index that holds their sort keys (listing.Narrowed)."""
+    rest = await _where(session, spec, query, ())
+    paging = _Paging(spec, query, [*conditions, *rest], options)
+    if narrowed is not None and narrowed.sort == query.sort:
+        paging.narrowed, paging.rest = narrowed, rest
     if query.search_words or match_once:
         return await paging.searched(session)
     return await paging.by_key(session)
@@ -105,6 +110,9 @@ class _Paging:
         self.sort_column, self.tiebreak = spec.sortable[query.sort], spec.tiebreak
         self.descending = query.order == "desc"
         self.nullable = _nullable(self.sort_column)
+        # Where the matches are read from instead, and the conditions (filters, search) it lacks.
+        self.narrowed: Narrowed | None = None
+        self.rest: list[ColumnElement[bool] | TextClause] = []
 
     async def by_key(self, session: AsyncSession, known_total: int | None = None) -> Page[Any]:
         """The page by its sort key (an index on it answers), then the total if the page does
@@ -128,6 +136,10 @@ class _Paging:
         read): match once, and take both the total and the page's keys from those matches. With
         more than TOTAL_CAP matches (or none on this page), the page is found by key among all."""
         matches = await self.matches(session)
+        if matches.total is None and self.query.after is None and not self.query.offset:
+            # No page was skipped, so nothing matches at all: reading the list by key would only
+            # walk it to find nothing (as long as a whole unfiltered scan, for a rare value).
+            return self.result([], 0, True)
         if matches.total is None or matches.total > TOTAL_CAP:
             return await self.by_key(session, known_total=matches.total)
         statement = (
@@ -141,13 +153,19 @@ class _Paging:
     async def matches(self, session: AsyncSession) -> _Matches:
         """At most TOTAL_CAP + 1 matches (id and sort key only), counted, and this page's ids
         taken from them, in one statement."""
-        matched = (
-            select(self.tiebreak.label("id"), self.sort_column.label("key"))
-            .select_from(self.spec.model)
-            .where(*self.where)
-            .limit(TOTAL_CAP + 1)
-            .subquery("matched")
-        )
+        narrowed = self.narrowed
+        if narrowed is None:
+            source = (
+                select(self.tiebreak.label("id"), self.sort_column.label("key"))
+                .select_from(self.spec.model)
+                .where(*self.where)
+            )
+        else:
+            source = select(narrowed.id.label("id"), narrowed.key.label("key")).where(*narrowed.where)
+            if self.rest:
+                # The list's other filters and its search are on the records themselves.
+                source = source.where(narrowed.id.in_(select(self.tiebreak).where(*self.rest)))
+        matched = source.limit(TOTAL_CAP + 1).subquery("matched")
         counted = select(matched.c.id, matched.c.key, func.count().over().label("n")).subquery("counted")
         keys = self.offset(
             select(counted.c.id, counted.c.n)

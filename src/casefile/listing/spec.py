@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Generic, Literal, TypeVar
 
 from sqlalchemy import ColumnElement, TextClause, func, literal
@@ -92,6 +92,23 @@ class ListQuery:
 
 
 RowT = TypeVar("RowT")
+
+
+@dataclass(frozen=True)
+class Narrowed:
+    """Another place a list's matches can be read from, when the list is in order `sort`: rows
+    (values in an index, one per matching record) that carry the record's id and sort key, so that
+    finding, counting and ordering the matches reads that index rather than each matching record.
+    `where` must select exactly the records the caller's conditions select (the list's filters and
+    search are added as they are, on the records' ids). Only for a costly match (`match_once`)."""
+
+    id: ColumnElement[Any] | InstrumentedAttribute[Any]
+    key: ColumnElement[Any] | InstrumentedAttribute[Any]
+    sort: str
+    where: tuple[ColumnElement[bool], ...]
+
+    def also(self, *conditions: ColumnElement[bool]) -> Narrowed:
+        return replace(self, where=(*self.where, *conditions))
 
 
 @dataclass(frozen=True)

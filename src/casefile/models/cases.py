@@ -76,6 +76,20 @@ class Case(Base):
             postgresql_where=text("deleted_at IS NULL"),
             sqlite_where=text("deleted_at IS NULL"),
         ),
+        # A filtered list read from the custom-field value index (access.matter.visible_ids) leaves
+        # out trashed and restricted cases by these ids: a few rows each, not a visit per match.
+        Index(
+            "ix_cases_trashed_id",
+            "id",
+            postgresql_where=text("deleted_at IS NOT NULL"),
+            sqlite_where=text("deleted_at IS NOT NULL"),
+        ),
+        Index(
+            "ix_cases_restricted_id",
+            "id",
+            postgresql_where=text("access <> 'firm'"),
+            sqlite_where=text("access <> 'firm'"),
+        ),
     )
 
     @property

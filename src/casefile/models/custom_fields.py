@@ -4,7 +4,8 @@ matters and contacts, grouped in field sets that apply per case type.
 A record's values are kept twice, on purpose: whole, as the JSON `custom_fields` of the case or
 contact (what every answer, event and backup shows, read with the row), and one typed row per value
 in `custom_field_values`, the index that `cf.<name>=` filters and `sort=cf.<name>` sorts use on
-both databases ((field_id, value_text) and (field_id, value_number) b-trees)."""
+both databases ((field_id, value_text) and (field_id, value_number) b-trees, each carrying the case's
+created_at: the list's default sort key)."""
 
 from __future__ import annotations
 
@@ -77,10 +78,16 @@ class CustomFieldValue(Base):
     contact_id: Mapped[str | None] = mapped_column(ForeignKey("contacts.id", ondelete="CASCADE"), index=True)
     value_text: Mapped[str | None] = mapped_column(String(1000))
     value_number: Mapped[float | None] = mapped_column(Float)
+    # A case's value: the case's created_at (which never changes), written with the value. A
+    # filtered list in its default order then finds, counts and orders its matches from the value
+    # index alone, without reading each matching case (migration 0026; NULL on contacts' values).
+    case_created_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
-    # A filter reads one field's matching values and their records from the index alone.
+    # A filter reads one field's matching values, their records and sort keys from the index alone.
     __table_args__ = (
-        Index("ix_custom_field_values_text", "field_id", "value_text", "case_id"),
-        Index("ix_custom_field_values_number", "field_id", "value_number", "case_id"),
+        Index("ix_custom_field_values_text_created", "field_id", "value_text", "case_created_at", "case_id"),
+        Index(
+            "ix_custom_field_values_number_created", "field_id", "value_number", "case_created_at", "case_id"
+        ),
         Index("ix_custom_field_values_contact_text", "field_id", "value_text", "contact_id"),
     )
