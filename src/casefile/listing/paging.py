@@ -48,7 +48,7 @@ async def fetch_page(
     rest = await _where(session, spec, query, ())
     paging = _Paging(spec, query, [*conditions, *rest], options)
     if narrowed is not None and narrowed.sort == query.sort:
-        paging.narrowed, paging.rest = narrowed, rest
+        paging.narrowed, paging.rest, paging.guard = narrowed, rest, list(conditions)
     if query.search_words or match_once:
         return await paging.searched(session)
     return await paging.by_key(session)
@@ -113,6 +113,10 @@ class _Paging:
         # Where the matches are read from instead, and the conditions (filters, search) it lacks.
         self.narrowed: Narrowed | None = None
         self.rest: list[ColumnElement[bool] | TextClause] = []
+        # The caller's own conditions (who may see what), applied again to the page's rows when
+        # the matches came from elsewhere: a page never holds a row they exclude, whatever the
+        # other place said (a few ids: cheap).
+        self.guard: list[ColumnElement[bool]] = []
 
     async def by_key(self, session: AsyncSession, known_total: int | None = None) -> Page[Any]:
         """The page by its sort key (an index on it answers), then the total if the page does
@@ -144,7 +148,7 @@ class _Paging:
             return await self.by_key(session, known_total=matches.total)
         statement = (
             self.rows()
-            .where(self.tiebreak.in_(matches.ids))
+            .where(self.tiebreak.in_(matches.ids), *self.guard)
             .order_by(*self.order_by(self.sort_column, self.tiebreak))
         )
         found = (await session.execute(statement)).all()
