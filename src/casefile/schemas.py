@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import types
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Annotated, Any, ClassVar, Union, get_args, get_origin
 
@@ -110,6 +111,24 @@ def _stripped_length(schema: dict[str, Any]) -> None:
         schema["pattern"] = f"^\\s*[^\\s\\x00][^\\x00]{{{least - 2},}}[^\\s\\x00]\\s*$"
 
 
+def published_text(name: str, max_length: int, *, required: bool = False) -> Callable[[dict[str, Any]], None]:
+    """A model's `json_schema_extra` for a text field that the service checks itself (so that a
+    missing or blank value gets its documented message, "Title is required"): published as what
+    the service accepts, non-blank text (InModel adds the pattern), and, on a create, required."""
+
+    def publish(schema: dict[str, Any]) -> None:
+        schema["properties"][name] = {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": max_length,
+            "title": name.capitalize(),
+        }
+        if required:
+            schema["required"] = sorted({*schema.get("required", []), name})
+
+    return publish
+
+
 class InModel(BaseModel):
     """Request bodies: unknown fields are refused rather than silently ignored, and booleans,
     numbers and times are what JSON says they are: `0` or `"true"` for a boolean, `"5"` or `5.0`
@@ -127,8 +146,6 @@ class InModel(BaseModel):
     def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> Any:
         schema = handler(core_schema)
         properties = handler.resolve_ref_schema(schema).get("properties", {})
-        for published in properties.values():
-            _stripped_length(published)
         for name in cls.not_null:
             published = properties.get(name, {})
             branches = [b for b in published.pop("anyOf", []) if b.get("type") != "null"]
@@ -138,6 +155,8 @@ class InModel(BaseModel):
                     del published["default"]
             elif branches:
                 published["anyOf"] = branches
+        for published in properties.values():
+            _stripped_length(published)
         return schema
 
     @field_validator("*", mode="before")

@@ -7,7 +7,7 @@ from pydantic import BeforeValidator, ConfigDict, Field, StringConstraints, fiel
 from casefile.access.visibility import VisibleOut
 from casefile.ai.schemas import CaseAi
 from casefile.auth.permissions import Permission
-from casefile.schemas import InModel, OutModel, Timestamp
+from casefile.schemas import InModel, OutModel, Timestamp, published_text
 
 Status = Literal["intake", "active", "pending", "on_hold", "closed", "archived"]
 Priority = Literal["low", "medium", "high", "urgent"]
@@ -34,21 +34,11 @@ TITLE_REQUIRED = "Title is required"
 CASE_NUMBER_TAKEN = "Case number must be unique"
 
 
-def _title_is_text(schema: dict[str, Any]) -> None:
-    """The published schema says what the service enforces: a title, when given, is non-empty text."""
-    schema["properties"]["title"] = {"type": "string", "minLength": 1, "maxLength": 500, "title": "Title"}
-
-
-def _title_is_required(schema: dict[str, Any]) -> None:
-    _title_is_text(schema)
-    schema["required"] = sorted({*schema.get("required", []), "title"})
-
-
 class CaseFields(InModel):
     # `title` is checked by the service, so that a missing title and a duplicate case number are
     # reported together, each with its documented message; the schemas below still publish it as
     # required text.
-    model_config = ConfigDict(json_schema_extra=_title_is_text)
+    model_config = ConfigDict(json_schema_extra=published_text("title", 500))
 
     title: str | None = Field(default=None, max_length=500)
     case_number: str | None = Field(default=None, min_length=1, max_length=100)
@@ -69,7 +59,7 @@ class CaseFields(InModel):
 
 
 class CaseCreate(CaseFields):
-    model_config = ConfigDict(json_schema_extra=_title_is_required)
+    model_config = ConfigDict(json_schema_extra=published_text("title", 500, required=True))
 
     status: Status = "active"
     priority: Priority = "medium"

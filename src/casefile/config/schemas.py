@@ -1,11 +1,14 @@
 from __future__ import annotations
 
-from typing import Self
+from typing import Annotated, Self
 
-from pydantic import AwareDatetime, Field, field_validator, model_validator
+from pydantic import AwareDatetime, Field, WithJsonSchema, field_validator, model_validator
 
 from casefile.schemas import InModel, Timestamp
 from casefile.storage.sniff import SUPPORTED_TYPES
+
+# Published as the choices they are; checked by `Uploads`, whose message lists them.
+UploadType = Annotated[str, WithJsonSchema({"type": "string", "enum": sorted(SUPPORTED_TYPES)})]
 
 # The largest upload an administrator may allow at run time: uploads stream to disk, so this bounds
 # disk use per request, not memory.
@@ -39,7 +42,7 @@ class Maintenance(InModel):
 
 class Uploads(InModel):
     max_size_bytes: int = Field(ge=1, le=MAX_UPLOAD_CEILING)
-    allowed_types: list[str] = Field(min_length=1, max_length=len(SUPPORTED_TYPES))
+    allowed_types: list[UploadType] = Field(min_length=1, max_length=len(SUPPORTED_TYPES))
 
     @field_validator("allowed_types")
     @classmethod
@@ -93,7 +96,9 @@ class MaintenancePatch(InModel):
 
 class UploadsPatch(InModel):
     max_size_bytes: int | None = Field(default=None, ge=1, le=MAX_UPLOAD_CEILING)
-    allowed_types: list[str] | None = Field(default=None, min_length=1, max_length=len(SUPPORTED_TYPES))
+    allowed_types: list[UploadType] | None = Field(
+        default=None, min_length=1, max_length=len(SUPPORTED_TYPES)
+    )
 
 
 class AiPatch(InModel):

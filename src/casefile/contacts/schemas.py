@@ -7,7 +7,7 @@ from pydantic import BeforeValidator, ConfigDict, EmailStr, Field, StringConstra
 
 from casefile.access.visibility import VisibleOut
 from casefile.auth.permissions import Permission
-from casefile.schemas import InModel, OutModel, Timestamp
+from casefile.schemas import InModel, OutModel, Timestamp, published_text
 
 Kind = Literal["person", "organization"]
 KINDS: tuple[str, ...] = Kind.__args__  # type: ignore[attr-defined]
@@ -63,15 +63,8 @@ class ContactFields(InModel):
         return None if value is None else _distinct(value)
 
 
-def _name_is_required(schema: dict[str, Any]) -> None:
-    """The published schema says what the service enforces: a contact has a name ("Name is
-    required")."""
-    schema["properties"]["name"] = {"type": "string", "minLength": 1, "maxLength": 300, "title": "Name"}
-    schema["required"] = sorted({*schema.get("required", []), "name"})
-
-
 class ContactCreate(ContactFields):
-    model_config = ConfigDict(json_schema_extra=_name_is_required)
+    model_config = ConfigDict(json_schema_extra=published_text("name", 300, required=True))
 
     kind: Kind = "person"
 
@@ -79,6 +72,7 @@ class ContactCreate(ContactFields):
 class ContactUpdate(ContactFields):
     """PATCH: any subset of the writable fields; absent fields stay as they are."""
 
+    model_config = ConfigDict(json_schema_extra=published_text("name", 300))
     not_null = ("kind", "name")
 
 

@@ -102,7 +102,8 @@ class FieldCreate(FieldDefinition):
 
 
 class FieldUpdate(FieldDefinition):
-    pass
+    # Left out keeps a value; null would not clear these (definitions._definition_values).
+    not_null = ("label", "required", "required_for_statuses", "choices", "position")
 
 
 class FieldOut(OutModel):

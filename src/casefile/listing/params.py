@@ -112,6 +112,12 @@ def _parameters_model(spec: ListSpec) -> type[BaseModel]:
     }
     for name in spec.filters:
         choices = spec.filter_choices.get(name)
+        if (format_name := spec.filter_formats.get(name)) is not None:
+            fields[name] = (
+                Annotated[str | None, WithJsonSchema({"type": "string", "format": format_name})],
+                Field(None, max_length=2000, description=f"Filter: one {format_name}"),
+            )
+            continue
         fields[name] = (
             _published_choices(choices) if choices else str | None,
             Field(None, max_length=2000, description="Filter; comma-separated means any of"),

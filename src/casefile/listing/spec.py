@@ -50,6 +50,8 @@ class ListSpec:
     filters: dict[str, Filter] = field(default_factory=dict)
     # Filters over a closed set of values: anything else is a validation error, not an empty page.
     filter_choices: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Filters that take one value of a JSON Schema format (`date`), published with it.
+    filter_formats: dict[str, str] = field(default_factory=dict)
     search: SearchCondition | None = None
     # Most lists show the newest first; a list of things due shows the soonest first.
     default_order: Literal["asc", "desc"] = "desc"

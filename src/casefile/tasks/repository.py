@@ -84,6 +84,7 @@ CASE_TASK_LIST = ListSpec(
     output_fields=projectable(TaskOut),
     filters=_TASK_FILTERS,
     filter_choices={"status": TASK_STATUSES, "priority": PRIORITIES},
+    filter_formats={"due_from": "date", "due_to": "date"},
     search=_search_tasks,
 )
 TASK_LIST = replace(CASE_TASK_LIST, filters={**_TASK_FILTERS, "case_id": Task.case_id})

@@ -44,7 +44,13 @@ def parse_due(value: Any) -> date | datetime:
 DueAt = Annotated[
     date | datetime,
     PlainValidator(parse_due),
-    WithJsonSchema({"type": "string", "description": DUE_AT_HELP, "examples": ["2027-01-15"]}),
+    WithJsonSchema(
+        {
+            "anyOf": [{"type": "string", "format": "date"}, {"type": "string", "format": "date-time"}],
+            "description": DUE_AT_HELP,
+            "examples": ["2027-01-15"],
+        }
+    ),
 ]
 
 
