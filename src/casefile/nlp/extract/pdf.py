@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import tempfile
@@ -139,10 +140,21 @@ def ocr_scanned_pdf(path: Path) -> Extraction:
 # -- OCR ----------------------------------------------------------------------------------------
 
 
-def _run(command: list[str]) -> str:
+# Tesseract's OpenMP threads spin while they wait: on a 2-core machine one page took 11.1 s of
+# CPU (6.8 of them in the kernel) and 12.3 s of wall time with them, 1.7 s of each with one thread,
+# and the same text (a scanned filing of tests/ai/real, 2026-11-28). The AI pool already runs
+# documents side by side.
+_ONE_THREAD = {"OMP_THREAD_LIMIT": "1"}
+
+
+def _run(command: list[str], env: dict[str, str] | None = None) -> str:
     try:
         done = subprocess.run(  # noqa: S603 - fixed program, our own temp paths
-            command, capture_output=True, timeout=OCR_TIMEOUT_SECONDS, check=False
+            command,
+            capture_output=True,
+            timeout=OCR_TIMEOUT_SECONDS,
+            check=False,
+            env={**os.environ, **env} if env else None,
         )
     except subprocess.TimeoutExpired as exc:
         raise ProcessingFailed("OCR took too long and was stopped") from exc
@@ -152,7 +164,7 @@ def _run(command: list[str]) -> str:
 
 
 def _tesseract(image: Path) -> str:
-    return _run([str(shutil.which("tesseract")), str(image), "-"])
+    return _run([str(shutil.which("tesseract")), str(image), "-"], env=_ONE_THREAD)
 
 
 def ocr_image(path: Path) -> list[str]:
