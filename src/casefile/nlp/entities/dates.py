@@ -37,19 +37,24 @@ _MONTH = (
 )
 _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>(?:1[89]|20|21)\d\d)"
-# A month may be glued to the word before it by a PDF's extraction ("concludingNovember 2nd").
 # A month may be glued to the word before it by the extraction: "January11", "FILEDSep 13, 2019".
 _START = r"(?:\b|(?<=[a-z])|(?<=[A-Z]{3}))"
+# ... and a year to the word after it: "Effective Dates: ... August 31, 2007Watchit agrees".
+_END = r"(?:\b|(?=[A-Z][a-z]))"
+# Pleading paper numbers its lines, and a date broken across two of them carries the next line's
+# number: "from September 16,\n10 2004 to".
+_GAP = r"(?:,?\s*\n\s*[1-9]\d?\s+|,?\s+)"
 # "April 25 and 26, 1996", "June 3-5, 2024": a range of days gives each date it names at its ends.
 _DAY_RANGE = re.compile(
     rf"{_START}{_MONTH}\s*(?P<first>[0-3]?\d)(?:st|nd|rd|th)?\s*(?:and|&|-|\u2013|to|through)\s*"
     rf"(?P<last>[0-3]?\d)(?:st|nd|rd|th)?,?\s+{_YEAR}\b"
 )
 _DATE_PATTERNS = [
-    re.compile(rf"{_START}{_MONTH}\s*{_DAY},?\s+{_YEAR}\b"),  # March 3, 2024; glued "January11, 2018"
-    re.compile(rf"\b{_DAY}\s+(?:day\s+of\s*)?{_MONTH},?\s+{_YEAR}\b"),  # 3 March 2024, 3rd day of March, 2024
+    re.compile(rf"{_START}{_MONTH}\s*{_DAY}{_GAP}{_YEAR}{_END}"),  # March 3, 2024; glued "January11, 2018"
+    # 3 March 2024, 3rd day of March, 2024
+    re.compile(rf"\b{_DAY}\s+(?:day\s+of\s*)?{_MONTH},?\s+{_YEAR}{_END}"),
     # "the 22nd of May, 2008", "the 23rd of January of 1996"
-    re.compile(rf"\b{_DAY}\s+of\s+{_MONTH},?\s+(?:of\s+)?{_YEAR}\b"),
+    re.compile(rf"\b{_DAY}\s+of\s+{_MONTH},?\s+(?:of\s+)?{_YEAR}{_END}"),
     re.compile(rf"\b{_YEAR}-(?P<m>[01]?\d)-(?P<d>[0-3]?\d)\b"),  # 2024-05-17
     re.compile(
         r"\b(?P<a>[0-3]?\d)(?P<sep>[/-])(?P<b>[0-3]?\d)(?P=sep)(?P<year>(?:19|20|21)\d\d)\b"
