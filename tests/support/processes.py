@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import ssl
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +17,7 @@ import httpx
 
 from casefile.settings import Settings
 from tests.support import plain
-from tests.support.servers import free_port
+from tests.support.servers import ADMIN_EMAIL, ADMIN_PASSWORD, REDIS_URL, free_port, make_settings
 from tests.support.waiting import wait_until
 
 CASEFILE = str(Path(sys.executable).with_name("casefile"))
@@ -117,3 +120,27 @@ class Process:
                 self.proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 self.kill()
+
+
+@contextmanager
+def several_api_processes(
+    database: tuple[Path, str | None], tmp_path: Path, workers: int = 4
+) -> Iterator[tuple[str, str]]:
+    """`casefile serve --workers N` on the test's fresh database (PostgreSQL: processes share it)
+    with Redis, its worker off: the API's base URL and an administrator's token."""
+    data_dir, url = database
+    settings = make_settings(
+        data_dir,
+        url,
+        redis_url=REDIS_URL,
+        redis_key_prefix=f"test-{secrets.token_hex(6)}",
+        worker_enabled=False,
+    )
+    server = Process("serve", settings, tmp_path / "serve.log", options=("--workers", str(workers)))
+    try:
+        with httpx.Client(base_url=server.base) as c:
+            answer = c.post("/auth/login", json={"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD})
+            assert answer.status_code == 200, answer.text
+        yield server.base, answer.json()["data"]["token"]
+    finally:
+        server.stop()

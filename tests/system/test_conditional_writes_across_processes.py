@@ -5,7 +5,6 @@ others get 412 and their writes are lost to nobody."""
 from __future__ import annotations
 
 import asyncio
-import secrets
 from collections import Counter
 from pathlib import Path
 
@@ -13,8 +12,8 @@ import httpx
 import pytest
 
 from tests.support.assertions import ok
-from tests.support.processes import Process
-from tests.support.servers import ADMIN_EMAIL, ADMIN_PASSWORD, REDIS_URL, make_settings, redis_available
+from tests.support.processes import several_api_processes
+from tests.support.servers import redis_available
 
 
 @pytest.mark.skipif(not redis_available(), reason="Redis is not reachable (CI requires it)")
@@ -23,33 +22,18 @@ def test_twenty_writers_of_one_version_on_four_processes_one_wins(
 ) -> None:
     if backend != "postgresql":
         pytest.skip("several API processes share one database on PostgreSQL")
-    data_dir, url = database
-    settings = make_settings(
-        data_dir,
-        url,
-        redis_url=REDIS_URL,
-        redis_key_prefix=f"test-{secrets.token_hex(6)}",
-        worker_enabled=False,
-    )
-    server = Process("serve", settings, tmp_path / "serve.log", options=("--workers", "4"))
-    try:
-        with httpx.Client(base_url=server.base) as c:
-            token = ok(c.post("/auth/login", json={"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD}))[
-                "token"
-            ]
+    with several_api_processes(database, tmp_path) as (base, token):
         auth = {"Authorization": f"Bearer {token}"}
-        with httpx.Client(base_url=server.base, headers=auth) as c:
+        with httpx.Client(base_url=base, headers=auth) as c:
             case = ok(c.post("/cases", json={"title": "One version"}), 201)
             tag = c.get(f"/cases/{case['id']}").headers["etag"]
-        responses = asyncio.run(_at_once(server.base, auth, case["id"], tag, n=20))
+        responses = asyncio.run(_at_once(base, auth, case["id"], tag, n=20))
         statuses = Counter(r.status_code for r in responses)
         print(dict(statuses))  # shown with -s
         assert statuses == Counter({200: 1, 412: 19}), statuses
         winner = next(r for r in responses if r.status_code == 200).json()["data"]["title"]
-        with httpx.Client(base_url=server.base, headers=auth) as c:
+        with httpx.Client(base_url=base, headers=auth) as c:
             assert ok(c.get(f"/cases/{case['id']}"))["title"] == winner
-    finally:
-        server.stop()
 
 
 async def _at_once(base: str, auth: dict[str, str], case_id: str, tag: str, n: int) -> list[httpx.Response]:

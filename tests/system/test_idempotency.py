@@ -16,8 +16,8 @@ import pytest
 
 from casefile.clock import utcnow
 from tests.support.assertions import api_error, ok
-from tests.support.processes import Process
-from tests.support.servers import ADMIN_EMAIL, ADMIN_PASSWORD, REDIS_URL, Api, make_settings, redis_available
+from tests.support.processes import Process, several_api_processes
+from tests.support.servers import ADMIN_EMAIL, Api, make_settings, redis_available
 from tests.support.waiting import wait_until
 
 
@@ -169,22 +169,9 @@ def test_twenty_identical_requests_at_once_on_four_processes_create_one_case(
 ) -> None:
     if backend != "postgresql":
         pytest.skip("several API processes share one database on PostgreSQL")
-    data_dir, url = database
-    settings = make_settings(
-        data_dir,
-        url,
-        redis_url=REDIS_URL,
-        redis_key_prefix=f"test-{secrets.token_hex(6)}",
-        worker_enabled=False,
-    )
-    server = Process("serve", settings, tmp_path / "serve.log", options=("--workers", "4"))
-    try:
-        with httpx.Client(base_url=server.base) as c:
-            token = ok(c.post("/auth/login", json={"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD}))[
-                "token"
-            ]
+    with several_api_processes(database, tmp_path) as (base, token):
         title = f"Raced {secrets.token_hex(4)}"
-        responses = asyncio.run(_at_once(server.base, token, title, secrets.token_hex(8), n=20))
+        responses = asyncio.run(_at_once(base, token, title, secrets.token_hex(8), n=20))
         statuses = Counter(r.status_code for r in responses)
         replayed = sum(1 for r in responses if "idempotent-replayed" in r.headers)
         print({"statuses": dict(statuses), "replayed": replayed})  # shown with -s
@@ -194,11 +181,9 @@ def test_twenty_identical_requests_at_once_on_four_processes_create_one_case(
         assert (
             sum(1 for r in responses if r.status_code == 201 and "idempotent-replayed" not in r.headers) == 1
         )
-        with httpx.Client(base_url=server.base, headers={"Authorization": f"Bearer {token}"}) as c:
+        with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as c:
             listed = ok(c.get("/cases", params={"search": title}))
         assert [case["id"] for case in listed] == list(created)
-    finally:
-        server.stop()
 
 
 async def _at_once(base: str, token: str, title: str, key: str, n: int) -> list[httpx.Response]:
