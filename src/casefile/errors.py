@@ -74,7 +74,14 @@ class ValidationFailed(AppError, code=ErrorCode.VALIDATION_ERROR):
         return cls(details=[ErrorDetail(field, message)])
 
 
-class NotFound(AppError, code=ErrorCode.NOT_FOUND): ...
+class NotFound(AppError, code=ErrorCode.NOT_FOUND):
+    @classmethod
+    def referenced(cls, details: list[ErrorDetail]) -> NotFound:
+        """A body names, by its id or key, something that does not exist (or that the caller may
+        not see): 404 with one detail naming each such field, as a path that names nothing is 404
+        (docs/api-conventions.md#references)."""
+        message = details[0].message if len(details) == 1 else "Some of what the request names does not exist"
+        return cls(message, details=details)
 
 
 class Conflict(AppError, code=ErrorCode.CONFLICT): ...

@@ -136,7 +136,18 @@ def allocate(amount: Money, weights: list[int]) -> list[Money]:
 
 # In requests and responses an amount is a decimal string ("123.45") beside its currency: a JSON
 # number is a float to most readers.
-Amount = Annotated[str, Field(pattern=r"^-?\d{1,13}(\.\d{1,4})?$", examples=["250.00"])]
+# Exactly what `Money.of` reads: under MAX_AMOUNT (12 digits, leading zeros aside), at most 4
+# decimal places (a currency may allow fewer: "JPY has 0 decimal places", a relation to it).
+AMOUNT_PATTERN = r"^-?0*\d{1,12}(\.\d{1,4})?$"
+Amount = Annotated[str, Field(pattern=AMOUNT_PATTERN, examples=["250.00"])]
+# An amount more than zero (a deposit, an expense): the same, with a digit that is not 0.
+PositiveAmount = Annotated[
+    str,
+    Field(
+        pattern=r"^0*([1-9]\d{0,11}(\.\d{1,4})?|0\.([1-9]\d{0,3}|0[1-9]\d{0,2}|00[1-9]\d?|000[1-9]))$",
+        examples=["250.00"],
+    ),
+]
 Percent = Annotated[str, Field(pattern=r"^\d{1,3}(\.\d{1,4})?$", examples=["10"])]
 # Published as the codes accepted (`check_currency`), so that a schema-valid code is never refused.
 CURRENCY_SCHEMA = {"type": "string", "enum": sorted(currencies()), "examples": ["USD"]}

@@ -28,7 +28,7 @@ A route adds what only it can answer (a range outside the document, 416) with Fa
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, get_args
 
 from fastapi import FastAPI
 from fastapi.dependencies.models import Dependant
@@ -83,13 +83,22 @@ def _path_parameters(dependant: Dependant) -> bool:
 
 
 def _body_names_rows(dependant: Dependant) -> bool:
-    """Whether a body field names other rows by id (`case_id`, `user_ids`)."""
-    for param in dependant.body_params:
-        model = param.field_info.annotation
-        fields = getattr(model, "model_fields", {param.name: None})
-        if any(name.endswith(("_id", "_ids")) for name in fields):
-            return True
-    return False
+    """Whether a body field names other rows by id (`case_id`, `user_ids`, a template's
+    `parties[].contact_id`) or custom fields by name (`custom_fields`): a reference to nothing is
+    404 (docs/api-conventions.md#references)."""
+    return any(_names_rows(param.field_info.annotation, {param.name}) for param in dependant.body_params)
+
+
+def _names_rows(annotation: Any, names: set[str], seen: frozenset[int] = frozenset()) -> bool:
+    if any(name.endswith(("_id", "_ids")) or name == "custom_fields" for name in names):
+        return True
+    if id(annotation) in seen:  # a model that contains itself
+        return False
+    seen |= {id(annotation)}
+    fields = getattr(annotation, "model_fields", None)
+    if isinstance(fields, dict):
+        return any(_names_rows(field.annotation, {name}, seen) for name, field in fields.items())
+    return any(_names_rows(arg, set(), seen) for arg in get_args(annotation))
 
 
 def operation_errors(route: Any, method: str) -> tuple[list[str], list[dict[str, list[str]]] | None]:
@@ -241,14 +250,18 @@ NO_NUL_PATTERN = "^[^\\x00]*$"
 
 
 def _publish_no_nul(node: Any) -> None:
-    """Every free string (no pattern, enum or format of its own) is published with the rule of
-    `input_rules` that applies to it: no NUL character (PostgreSQL cannot store one)."""
+    """Every free string (no pattern, enum or format of its own), and every free key of an
+    object (a map such as `custom_fields`), is published with the rule of `input_rules` that
+    applies to it: no NUL character (PostgreSQL cannot store one)."""
     if isinstance(node, list):
         for item in node:
             _publish_no_nul(item)
     elif isinstance(node, dict):
         if node.get("type") == "string" and not {"pattern", "enum", "format", "const"} & node.keys():
             node["pattern"] = NO_NUL_PATTERN
+        free_keys = node.get("additionalProperties", "properties" not in node) is not False
+        if node.get("type") == "object" and free_keys and "propertyNames" not in node:
+            node["propertyNames"] = {"pattern": NO_NUL_PATTERN}
         for key, value in node.items():
             if key not in ("example", "examples", "default"):
                 _publish_no_nul(value)

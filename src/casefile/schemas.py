@@ -91,7 +91,8 @@ def _is_exactly(value: Any, kinds: frozenset[Any]) -> bool:
     if isinstance(value, int):
         return int in kinds or float in kinds
     if isinstance(value, float):
-        return float in kinds
+        # JSON Schema's "integer" is any number with no fraction: 5.0 is the integer 5.
+        return float in kinds or (int in kinds and value.is_integer())
     return False
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support.assertions import api_error, auth_error, ok
+from tests.support.assertions import api_error, auth_error, details, ok
 from tests.support.factories import new_case, unique
 from tests.support.receivers import Receiver
 from tests.support.servers import Api
@@ -95,6 +95,13 @@ def test_a_consistency_proof_between_two_heads(api: Api, admin: httpx.Client) ->
         )
         assert proof["tree_head"] == head
         verify_inclusion(proof, public_key(admin, head["key_id"]))
+    # An entry of the newer head only has no proof in the older tree: 404 naming tree_size.
+    recent = max(placed(admin, later["id"]), key=lambda e: e["seq"])
+    assert recent["seq"] > old["tree_size"]
+    missing = admin.get(
+        f"/audit/entries/{recent['id']}/inclusion-proof", params={"tree_size": old["tree_size"]}
+    )
+    assert "tree_size" in details(api_error(missing, 404, "NOT_FOUND"))
     proof = ok(admin.get("/audit/consistency-proof", params={"first": old["tree_size"]}))
     assert proof["first"] == old and proof["second"]["tree_size"] >= new["tree_size"]
     key = public_key(admin, proof["second"]["key_id"])

@@ -98,9 +98,10 @@ def test_invoice_lifecycle(api: Api, admin: httpx.Client) -> None:
     assert (invoice["state"], invoice["number"], invoice["subtotal"]) == ("draft", None, "885.00")
     assert (invoice["discount"], invoice["tax"], invoice["total"]) == ("88.50", "65.71", "862.21")
     assert sum(Decimal(line["discount"]) for line in invoice["lines"]) == Decimal("88.50")
-    # A second draft finds nothing left to bill in the period.
+    # A second draft finds nothing left to bill in the period: the matter's state, not the
+    # request, is at fault (409).
     again = admin.post(f"/cases/{case['id']}/invoices", json={"start": "2026-10-01", "end": "2026-10-31"})
-    assert "start" in details(api_error(again, 422, "VALIDATION_ERROR"))
+    assert details(api_error(again, 409, "CONFLICT")) == {"start": "Nothing unbilled in this period"}
 
     line = invoice["lines"][1]
     written = ok(admin.patch(f"/invoices/{invoice['id']}/lines/{line['id']}", json={"write_off": "50.00"}))
@@ -141,8 +142,12 @@ def test_invoice_lifecycle(api: Api, admin: httpx.Client) -> None:
     )
     assert part["amount"] == "300.00"
     assert ok(admin.get(f"/invoices/{invoice['id']}"))["balance"] == "513.50"
+    # More than the balance: the invoice's state refuses it (409); nothing or less is invalid (422).
     too_much = admin.post(f"/invoices/{invoice['id']}/payments", json={"amount": "513.51"})
-    assert "amount" in details(api_error(too_much, 422, "VALIDATION_ERROR"))
+    assert details(api_error(too_much, 409, "CONFLICT")) == {"amount": "At most the balance, 513.50 USD"}
+    for nothing in ("0", "0.00", "-5"):
+        refused = admin.post(f"/invoices/{invoice['id']}/payments", json={"amount": nothing})
+        assert "amount" in details(api_error(refused, 422, "VALIDATION_ERROR"))
     ok(admin.post(f"/invoices/{invoice['id']}/payments", json={"amount": "513.50"}), 201)
     paid = ok(admin.get(f"/invoices/{invoice['id']}"))
     assert (paid["state"], paid["balance"], paid["paid"]) == ("paid", "0.00", "813.50")

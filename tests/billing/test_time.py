@@ -89,26 +89,24 @@ def test_rate_precedence(api: Api, admin: httpx.Client) -> None:
 
 
 def test_references_to_nothing_name_their_field(admin: httpx.Client) -> None:
-    """A body naming a user or a contact that does not exist is 422 naming the field; a matter
-    that does not exist is 404, wherever it is named (docs/api-conventions.md#references)."""
+    """A body naming a user, a contact or a matter that does not exist is 404 naming the field,
+    as a path naming nothing is (docs/api-conventions.md#references)."""
     me = ok(admin.get("/users/me"))
     case = billed_case(admin)
     assert details(
         api_error(
-            admin.put("/billing/rates", json={"user_id": "user_nobody", "amount": "1"}),
-            422,
-            "VALIDATION_ERROR",
+            admin.put("/billing/rates", json={"user_id": "user_nobody", "amount": "1"}), 404, "NOT_FOUND"
         )
     ) == {"user_id": "User not found"}
     nobody = {"user_id": me["id"], "amount": "1", "contact_id": "contact_nobody"}
-    assert details(api_error(admin.put("/billing/rates", json=nobody), 422, "VALIDATION_ERROR")) == {
+    assert details(api_error(admin.put("/billing/rates", json=nobody), 404, "NOT_FOUND")) == {
         "contact_id": "Contact not found"
     }
     no_case = {"user_id": me["id"], "amount": "1", "case_id": "case_nobody"}
     api_error(admin.put("/billing/rates", json=no_case), 404, "NOT_FOUND")
     someone_else = {"text": "1h x", "user_id": "user_nobody"}
     assert details(
-        api_error(admin.post(f"/cases/{case['id']}/time-entries", json=someone_else), 422, "VALIDATION_ERROR")
+        api_error(admin.post(f"/cases/{case['id']}/time-entries", json=someone_else), 404, "NOT_FOUND")
     ) == {"user_id": "User not found"}
 
 
@@ -188,7 +186,8 @@ def test_expenses_with_a_receipt(admin: httpx.Client) -> None:
         f"/cases/{other['id']}/expenses",
         json={"amount": "1.00", "category": "x", "receipt_document_id": receipt["id"]},
     )
-    assert "receipt_document_id" in details(api_error(bad, 422, "VALIDATION_ERROR"))
+    # Another matter's document is no document of this one: 404 naming the field.
+    assert "receipt_document_id" in details(api_error(bad, 404, "NOT_FOUND"))
 
 
 def test_access_permissions_and_walls(api: Api, admin: httpx.Client) -> None:

@@ -192,7 +192,7 @@ def test_assignees(api: Api, admin: httpx.Client) -> None:
     assert event["user_id"] == user["id"] and event["assigned_to"] == [user["id"]]
     assert ok(admin.get(f"/cases/{case['id']}"))["assigned_to"] == [user["id"]]
     r = admin.post(f"/cases/{case['id']}/assignees", json={"user_id": "user_nobody"})
-    assert details(api_error(r, 422, "VALIDATION_ERROR")) == {"user_id": "User not found"}
+    assert details(api_error(r, 404, "NOT_FOUND")) == {"user_id": "User not found"}
     removed = ok(admin.delete(f"/cases/{case['id']}/assignees/{user['id']}"))
     assert removed["assigned_to"] == []
     api_error(admin.delete(f"/cases/{case['id']}/assignees/{user['id']}"), 404, "NOT_FOUND")

@@ -336,10 +336,17 @@ def test_access_settings_are_validated(world: World) -> None:
         422,
         "VALIDATION_ERROR",
     )
-    assert details(error) == {
-        "grants[1]": "This subject is listed twice",
-        "walls[0].subject_id": "No such group",
-    }
+    assert details(error) == {"grants[1]": "This subject is listed twice"}
+    # A valid body naming a group that does not exist: 404 naming the field (api-conventions#references).
+    error = api_error(
+        admin.put(
+            f"/cases/{case_id}/access",
+            json={"access": "restricted", "walls": [{"subject_type": "group", "subject_id": "grp_nope"}]},
+        ),
+        404,
+        "NOT_FOUND",
+    )
+    assert details(error) == {"walls[0].subject_id": "No such group"}
     api_error(admin.put(f"/cases/{case_id}/access", json={"access": "secret"}), 422, "VALIDATION_ERROR")
     api_error(
         admin.put(
@@ -371,8 +378,8 @@ def test_a_key_limited_to_cases_must_name_existing_ones(search_api: Api) -> None
                 "/admin/api-keys",
                 json={"name": "k", "permissions": ["read:cases"], "case_ids": ["case_nope"]},
             ),
-            422,
-            "VALIDATION_ERROR",
+            404,
+            "NOT_FOUND",
         )
     assert details(error) == {"case_ids[0]": "No such case"}
 
@@ -403,8 +410,8 @@ def test_groups_are_managed_by_administrators(search_api: Api, world: World) -> 
     )
     error = api_error(
         admin.put(f"/admin/groups/{group['id']}/members", json={"user_ids": ["user_nope"]}),
-        422,
-        "VALIDATION_ERROR",
+        404,
+        "NOT_FOUND",
     )
     assert details(error) == {"user_ids[0]": "No such user"}
     assert (

@@ -133,7 +133,7 @@ def test_parties_of_a_case(api: Api, admin: httpx.Client) -> None:
     bad = admin.post(f"/cases/{case['id']}/parties", json={"contact_id": witness["id"], "role": "villain"})
     assert "role" in details(api_error(bad, 422, "VALIDATION_ERROR"))
     missing = admin.post(f"/cases/{case['id']}/parties", json={"contact_id": "con_nope", "role": "judge"})
-    assert details(api_error(missing, 422, "VALIDATION_ERROR")) == {"contact_id": "Contact not found"}
+    assert details(api_error(missing, 404, "NOT_FOUND")) == {"contact_id": "Contact not found"}
     api_error(admin.post("/cases/case_nope/parties", json=same), 404, "NOT_FOUND")
     # A contact who is a party stays until it is removed from the case.
     api_error(admin.delete(f"/contacts/{witness['id']}"), 409, "CONFLICT")

@@ -68,9 +68,7 @@ def test_compute_every_rule_of_a_trigger_with_its_trace(admin: httpx.Client) -> 
     )
     assert "service" in details(error)["trigger"]
     body = {"rule_set": "nope", "trigger": "service", "trigger_date": "2026-12-02"}
-    error = api_error(
-        admin.post(f"/cases/{case['id']}/deadlines/compute", json=body), 422, "VALIDATION_ERROR"
-    )
+    error = api_error(admin.post(f"/cases/{case['id']}/deadlines/compute", json=body), 404, "NOT_FOUND")
     assert "rule_set" in details(error)
     api_error(_compute(admin, case["id"], trigger="service", trigger_date="soon"), 422, "VALIDATION_ERROR")
     api_error(_compute(admin, "case_nope", trigger="service", trigger_date="2026-12-02"), 404, "NOT_FOUND")

@@ -130,7 +130,7 @@ def test_requests_are_checked_before_the_job(admin: httpx.Client) -> None:
     nobody = admin.post(
         "/cases/bulk", json={"action": {"type": "assign", "user_id": "user_nobody"}, "case_ids": ["case_x"]}
     )
-    assert "action.user_id" in details(api_error(nobody, 422, "VALIDATION_ERROR"))
+    assert "action.user_id" in details(api_error(nobody, 404, "NOT_FOUND"))
     no_field = admin.post(
         "/cases/bulk",
         json={
@@ -138,7 +138,7 @@ def test_requests_are_checked_before_the_job(admin: httpx.Client) -> None:
             "case_ids": ["case_x"],
         },
     )
-    assert "action.name" in details(api_error(no_field, 422, "VALIDATION_ERROR"))
+    assert "action.name" in details(api_error(no_field, 404, "NOT_FOUND"))
     unknown = admin.post("/cases/bulk", json={"action": {"type": "explode"}, "case_ids": ["case_x"]})
     api_error(unknown, 422, "VALIDATION_ERROR")
 

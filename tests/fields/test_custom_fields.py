@@ -135,9 +135,6 @@ def test_values_are_validated_and_returned(api: Api, admin: httpx.Client, kit) -
         f["jury"]: "yes",
         f["stage"]: "appeal",
         f["areas"]: [],
-        f["judge"]: "con_nobody",
-        f["partner"]: "user_nobody",
-        "no_such_field": 1,
     }
     error = api_error(
         admin.post(
@@ -148,6 +145,16 @@ def test_values_are_validated_and_returned(api: Api, admin: httpx.Client, kit) -
         "VALIDATION_ERROR",
     )
     assert set(details(error)) == {f"custom_fields.{name}" for name in wrong}
+    # Values of the right shape that name nothing, and a field that does not exist: 404, each
+    # named (docs/api-conventions.md#references).
+    nothing = {f["judge"]: "con_nobody", f["partner"]: "user_nobody", "no_such_field": 1}
+    given = {**nothing, f["docket"]: "D"}
+    error = api_error(
+        admin.post("/cases", json={"title": "x", "case_type": kit["ctype"], "custom_fields": given}),
+        404,
+        "NOT_FOUND",
+    )
+    assert set(details(error)) == {f"custom_fields.{name}" for name in nothing}
 
 
 def test_required_fields_and_field_sets_per_case_type(admin: httpx.Client, kit) -> None:
@@ -334,6 +341,6 @@ def test_contacts_have_custom_fields(admin: httpx.Client) -> None:
     assert [d["field"] for d in api_error(refused, 422, "VALIDATION_ERROR")["details"]] == [
         "cf.no_such_field"
     ]
-    # A contact field is not a case field.
+    # A contact field is not a case field: there is no case field of that name (404).
     refused = admin.post("/cases", json={"title": "x", "custom_fields": {name: "GB1"}})
-    assert f"custom_fields.{name}" in details(api_error(refused, 422, "VALIDATION_ERROR"))
+    assert f"custom_fields.{name}" in details(api_error(refused, 404, "NOT_FOUND"))

@@ -9,7 +9,7 @@ import re
 import httpx
 
 from tests.support import plain
-from tests.support.assertions import api_error, auth_error, details
+from tests.support.assertions import api_error, auth_error, details, ok
 from tests.support.servers import Api
 
 
@@ -149,3 +149,12 @@ def test_json_types_are_not_coerced(admin: httpx.Client) -> None:
     assert "retry_policy.max_attempts" in details(api_error(r, 422, "VALIDATION_ERROR"))
     r = admin.post("/admin/webhooks", json={**hook, "active": "true"})
     assert "active" in details(api_error(r, 422, "VALIDATION_ERROR"))
+    r = admin.post("/admin/webhooks", json={**hook, "retry_policy": {"max_attempts": 3.5}})
+    assert "retry_policy.max_attempts" in details(api_error(r, 422, "VALIDATION_ERROR"))
+
+
+def test_a_number_with_no_fraction_is_an_integer(admin: httpx.Client) -> None:
+    """JSON Schema's "integer" is any number without a fraction: 7.0 is taken as 7."""
+    hook = {"name": "h", "url": "https://example.com/h", "events": ["*"], "secret": "s" * 20}
+    made = ok(admin.post("/admin/webhooks", json={**hook, "retry_policy": {"max_attempts": 7.0}}), 201)
+    assert made["retry_policy"]["max_attempts"] == 7

@@ -75,9 +75,7 @@ def test_validation(admin: httpx.Client) -> None:
     found = details(api_error(admin.post(path, json={"title": "x", **bad}), 422, "VALIDATION_ERROR"))
     assert set(found) == {"due_at", "status", "priority"}
     assert "offset" in found["due_at"]
-    error = api_error(
-        admin.post(path, json={"title": "x", "assignee_id": "user_nobody"}), 422, "VALIDATION_ERROR"
-    )
+    error = api_error(admin.post(path, json={"title": "x", "assignee_id": "user_nobody"}), 404, "NOT_FOUND")
     assert details(error) == {"assignee_id": "User not found"}
     both = {"title": "x", "reminders": [{"minutes_before": 5, "at": "2027-01-01T00:00:00Z"}]}
     assert "reminders.0" in details(api_error(admin.post(path, json=both), 422, "VALIDATION_ERROR"))

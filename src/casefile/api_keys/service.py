@@ -13,7 +13,7 @@ from casefile.auth import api_key_tokens as tokens
 from casefile.auth.permissions import Principal
 from casefile.clock import utcnow
 from casefile.db import get_or_404
-from casefile.errors import ErrorDetail, ValidationFailed
+from casefile.errors import ErrorDetail, NotFound, ValidationFailed
 from casefile.listing import ListQuery, Page, fetch_page
 from casefile.models import ApiKey
 
@@ -57,7 +57,7 @@ async def _check_cases_exist(session: AsyncSession, case_ids: list[str]) -> None
         ErrorDetail(f"case_ids[{i}]", "No such case") for i, c in enumerate(case_ids) if c not in found
     ]
     if missing:
-        raise ValidationFailed(details=missing)
+        raise NotFound.referenced(missing)
 
 
 async def get_api_key(session: AsyncSession, key_id: str) -> ApiKey:

@@ -14,7 +14,7 @@ from casefile.audit import merkle
 from casefile.audit.hashing import entry_fields
 from casefile.audit.signing import public_key_pem
 from casefile.clock import format_timestamp
-from casefile.errors import Conflict, NotFound, ValidationFailed
+from casefile.errors import Conflict, ErrorDetail, NotFound, ValidationFailed
 from casefile.models import AuditEntry, AuditSigningKey, AuditTreeHead
 
 NO_HEAD = "No signed tree head yet: the sequencer signs the first one when it starts"
@@ -68,7 +68,10 @@ async def inclusion_proof(session: AsyncSession, entry_id: str, tree_size: int |
     head = await signed_head(session, tree_size)
     index = entry.seq - 1
     if index >= head.tree_size:
-        raise ValidationFailed.on("tree_size", "The entry was placed after this tree head; ask a later one")
+        # No proof of this entry in that tree exists (it was placed later): the proof asked for
+        # is not there, as with a head of a size never signed.
+        detail = ErrorDetail("tree_size", "The entry was placed after this tree head; ask a later one")
+        raise NotFound(detail.message, details=[detail])
     ranges = merkle.inclusion_ranges(index, head.tree_size)
     nodes = await store.nodes(session, merkle.nodes_needed(ranges))
     return {

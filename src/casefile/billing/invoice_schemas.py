@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from casefile.billing.schemas import Amount, Percent, money
+from casefile.money import PositiveAmount
 from casefile.schemas import InModel, OutModel, Timestamp
 
 
@@ -30,7 +31,7 @@ class LineUpdate(InModel):
 
 
 class PaymentCreate(InModel):
-    amount: Amount
+    amount: PositiveAmount = Field(description="More than zero, at most the invoice's balance")
     date: dt.date | None = None
     method: Literal["bank", "card", "cash", "check"] = "bank"
     reference: str = Field(default="", max_length=200)

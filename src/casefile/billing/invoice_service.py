@@ -22,7 +22,7 @@ from casefile.billing.repository import unbilled_entries, unbilled_expenses
 from casefile.billing.time_service import parse_money
 from casefile.clock import utcnow
 from casefile.db import dialect_insert
-from casefile.errors import Conflict, InvalidStatusTransition, NotFound, ValidationFailed
+from casefile.errors import Conflict, ErrorDetail, InvalidStatusTransition, NotFound, ValidationFailed
 from casefile.events import billing_payloads as payloads
 from casefile.events.outbox import emit
 from casefile.models import Case, Expense, Invoice, InvoiceCounter, InvoiceLine, InvoicePayment, TimeEntry
@@ -84,10 +84,16 @@ async def draft(
     entries = await unbilled_entries(session, case, body.start, body.end)
     expenses = await unbilled_expenses(session, case, body.start, body.end)
     currencies = {e.currency for e in entries} | {x.currency for x in expenses}
+    # What the matter holds, not the request, is at fault: 409 (a later entry makes the same
+    # request succeed), as the contract's CONFLICT is "a state conflict".
     if not currencies:
-        raise ValidationFailed.on("start", "Nothing unbilled in this period")
+        raise Conflict(
+            "Nothing unbilled in this period",
+            details=[ErrorDetail("start", "Nothing unbilled in this period")],
+        )
     if len(currencies) > 1:
-        raise ValidationFailed.on("start", f"Unbilled items in several currencies: {sorted(currencies)}")
+        several = f"Unbilled items in several currencies: {sorted(currencies)}"
+        raise Conflict(several, details=[ErrorDetail("start", several)])
     invoice = Invoice(
         case_id=case.id,
         currency=currencies.pop(),
@@ -238,10 +244,10 @@ async def record_payment(
         raise InvalidStatusTransition(f"Cannot pay an invoice that is {invoice.state}")
     amount = parse_money("amount", body.amount, invoice.currency)
     balance = invoice.total_minor - invoice.paid_minor
-    if not 0 < amount.minor <= balance:
-        raise ValidationFailed.on(
-            "amount", f"Between 0.01 and the balance, {Money.from_minor(balance, invoice.currency)}"
-        )
+    if amount.minor > balance:  # more than zero: the schema's PositiveAmount
+        # The invoice's state (what is paid so far), not the request, refuses it: 409.
+        detail = f"At most the balance, {Money.from_minor(balance, invoice.currency)}"
+        raise Conflict(detail, details=[ErrorDetail("amount", detail)])
     payment = InvoicePayment(
         invoice_id=invoice.id,
         amount_minor=amount.minor,

@@ -8,12 +8,21 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, JsonValue
 
-from casefile.money import Amount, Currency, Percent
+from casefile.billing import utbms
+from casefile.money import Amount, Currency, Percent, PositiveAmount
 from casefile.money import text as money
 from casefile.schemas import InModel, OutModel, Timestamp
 
 __all__ = ["Amount", "Currency", "Percent", "money"]
-Code = Annotated[str, Field(max_length=10)]
+# A UTBMS code of one set, published as that set's enum (the service checks it and names the
+# field: "Not a UTBMS task code"); `GET /billing/utbms-codes` lists them with their names.
+TaskCode = Annotated[str, Field(max_length=10, json_schema_extra={"enum": sorted(utbms.codes()["task"])})]
+ActivityCode = Annotated[
+    str, Field(max_length=10, json_schema_extra={"enum": sorted(utbms.codes()["activity"])})
+]
+ExpenseCode = Annotated[
+    str, Field(max_length=10, json_schema_extra={"enum": sorted(utbms.codes()["expense"])})
+]
 State = Literal["draft", "ready", "billed"]
 MAX_TEXT = 10_000
 
@@ -26,8 +35,8 @@ class TimeEntryCreate(InModel):
     description: str | None = Field(default=None, max_length=MAX_TEXT)
     text: str | None = Field(default=None, max_length=MAX_TEXT, description="Quick entry, parsed")
     billable: bool = True
-    task_code: Code | None = None
-    activity_code: Code | None = None
+    task_code: TaskCode | None = None
+    activity_code: ActivityCode | None = None
     state: Literal["draft", "ready"] = "draft"
     user_id: str | None = Field(
         default=None, max_length=40, description="Whose time; the caller's by default"
@@ -40,8 +49,8 @@ class TimeEntryUpdate(InModel):
     seconds: int | None = Field(default=None, ge=1, le=86_400)
     description: str | None = Field(default=None, max_length=MAX_TEXT)
     billable: bool | None = None
-    task_code: Code | None = None
-    activity_code: Code | None = None
+    task_code: TaskCode | None = None
+    activity_code: ActivityCode | None = None
     state: Literal["draft", "ready"] | None = None
 
 
@@ -112,11 +121,11 @@ class TimerOut(OutModel):
 
 class ExpenseCreate(InModel):
     date: dt.date | None = None
-    amount: Amount
+    amount: PositiveAmount
     currency: Currency | None = None
     category: str = Field(min_length=1, max_length=100)
     description: str = Field(default="", max_length=MAX_TEXT)
-    expense_code: Code | None = None
+    expense_code: ExpenseCode | None = None
     receipt_document_id: str | None = Field(default=None, max_length=40)
     billable: bool = True
 
@@ -156,7 +165,7 @@ class RateSet(InModel):
     model_config = ConfigDict(json_schema_extra={"not": _BOTH_GIVEN})
 
     user_id: str = Field(max_length=40)
-    amount: Annotated[Amount, Field(pattern=r"^\d{1,13}(\.\d{1,4})?$")]  # not negative
+    amount: Annotated[Amount, Field(pattern=r"^0*\d{1,12}(\.\d{1,4})?$")]  # not negative
     currency: Currency | None = None
     contact_id: str | None = Field(default=None, max_length=40, description="For this client only")
     case_id: str | None = Field(default=None, max_length=40, description="For this matter only")

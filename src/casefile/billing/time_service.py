@@ -18,7 +18,7 @@ from casefile.billing.repository import EXPENSE_LIST, TIME_LIST, applicable_rate
 from casefile.billing.schemas import ExpenseCreate, RateSet, TimeEntryCreate, TimeEntryUpdate
 from casefile.clock import utcnow
 from casefile.db import get_or_404, referenced
-from casefile.errors import Conflict, NotFound, ValidationFailed, permission_missing
+from casefile.errors import Conflict, ErrorDetail, NotFound, ValidationFailed, permission_missing
 from casefile.events import billing_payloads as payloads
 from casefile.events.outbox import emit
 from casefile.listing import ListQuery, Page, fetch_page
@@ -251,7 +251,7 @@ async def create_expense(
     if body.receipt_document_id is not None:
         document = await session.get(Document, body.receipt_document_id)
         if document is None or document.case_id != case.id or document.deleted_at is not None:
-            raise ValidationFailed.on("receipt_document_id", "Not a document of this case")
+            raise NotFound.referenced([ErrorDetail("receipt_document_id", "Not a document of this case")])
     expense = Expense(
         case_id=case.id,
         user_id=actor.user_id,

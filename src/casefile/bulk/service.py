@@ -27,7 +27,7 @@ from casefile.cases.schemas import CaseUpdate
 from casefile.clock import utcnow
 from casefile.customfields import service as custom_fields
 from casefile.error_handlers import validated
-from casefile.errors import AppError, AuthError, NotFound, ValidationFailed
+from casefile.errors import AppError, AuthError, ErrorDetail, NotFound
 from casefile.models import BulkJob, User
 from casefile.request_context import request_context
 from casefile.runtime import Runtime
@@ -42,10 +42,10 @@ async def create_job(session: AsyncSession, principal: Principal, body: BulkRequ
     """Queue the job; what does not depend on the matter is checked now (422)."""
     action = body.action
     if action.type == "assign" and await session.get(User, action.user_id) is None:
-        raise ValidationFailed.on("action.user_id", "User not found")
+        raise NotFound.referenced([ErrorDetail("action.user_id", "User not found")])
     if action.type == "set_custom_field":
         defs = await custom_fields.definitions(session, "case")
-        defs.named(action.name, "action.name")
+        defs.named(action.name, "action.name", reference=True)
     now = utcnow()
     job = BulkJob(
         action=action.model_dump(mode="json"),

@@ -259,7 +259,7 @@ async def add_assignee(session: AsyncSession, actor: Principal, case: Case, user
     await _check_may_assign(session, actor, case)
     user = await session.get(User, user_id)
     if user is None:
-        raise ValidationFailed.on("user_id", "User not found")
+        raise NotFound.referenced([ErrorDetail("user_id", "User not found")])
     if user_id in case.assigned_to:
         return case  # already assigned: nothing changes, nothing is emitted
     case.assignees.append(
@@ -372,6 +372,7 @@ async def _check_subjects(session: AsyncSession, body: CaseAccessBody) -> None:
         "group": await _existing(session, Group.id, wanted["group"]),
     }
     problems: list[ErrorDetail] = []
+    missing: list[ErrorDetail] = []
     for list_name, entries in lists:
         seen: set[tuple[str, str]] = set()
         for index, entry in enumerate(entries):
@@ -380,11 +381,13 @@ async def _check_subjects(session: AsyncSession, body: CaseAccessBody) -> None:
                 problems.append(ErrorDetail(f"{list_name}[{index}]", "This subject is listed twice"))
             seen.add(key)
             if entry.subject_id not in known[entry.subject_type]:
-                problems.append(
+                missing.append(
                     ErrorDetail(f"{list_name}[{index}].subject_id", f"No such {entry.subject_type}")
                 )
     if problems:
         raise ValidationFailed(details=problems)
+    if missing:
+        raise NotFound.referenced(missing)
 
 
 async def _existing(session: AsyncSession, id_column: InstrumentedAttribute[str], ids: set[str]) -> set[str]:

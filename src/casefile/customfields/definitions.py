@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from casefile.auth.permissions import Principal
 from casefile.clock import utcnow
 from casefile.customfields.schemas import (
+    CASE_STATUSES,
     FieldCreate,
     FieldDefinition,
     FieldOut,
@@ -20,13 +21,12 @@ from casefile.customfields.schemas import (
 )
 from casefile.customfields.values import BadValue, coerce
 from casefile.db import get_or_404
-from casefile.errors import Conflict, ErrorDetail, ValidationFailed
+from casefile.errors import Conflict, ErrorDetail, NotFound, ValidationFailed
 from casefile.events import payloads
 from casefile.events.outbox import emit
 from casefile.models import CustomField, CustomFieldSet
 
 # The statuses of a case (cases.schemas.STATUSES: cases sit above this domain).
-CASE_STATUSES = ("intake", "active", "pending", "on_hold", "closed", "archived")
 CHOICE_TYPES = ("single_choice", "multiple_choice")
 
 
@@ -96,13 +96,14 @@ async def _check_definition(
             problems.append(ErrorDetail("default", str(exc)))
         if field_type in ("contact", "user"):
             problems.append(ErrorDetail("default", "A contact or user field has no default"))
+    if problems:
+        raise ValidationFailed(details=problems)
     set_id = values.get("field_set_id")
     if set_id is not None:
         field_set = await session.get(CustomFieldSet, set_id)
         if field_set is None or field_set.entity != entity:
-            problems.append(ErrorDetail("field_set_id", f"No field set of {entity} fields with this id"))
-    if problems:
-        raise ValidationFailed(details=problems)
+            detail = ErrorDetail("field_set_id", f"No field set of {entity} fields with this id")
+            raise NotFound.referenced([detail])
 
 
 def _definition_values(body: FieldDefinition, *, creating: bool) -> dict[str, Any]:

@@ -71,15 +71,24 @@ class FieldSetOut(OutModel):
     updated_at: Timestamp
 
 
+CASE_STATUSES = ("intake", "active", "pending", "on_hold", "closed", "archived")
+# Checked by the service ("Each status must be one of: ..."); published as the enum it is.
+StatusName = Annotated[str, Field(json_schema_extra={"enum": list(CASE_STATUSES)})]
+# The validator `_choices` is the rule (its messages name it); these publish it in the schema:
+# each choice 1 to 200 characters, each once.
+Choice = Annotated[str, Field(json_schema_extra={"minLength": 1, "maxLength": 200})]
+Choices = Annotated[list[Choice], Field(json_schema_extra={"uniqueItems": True})]
+
+
 class FieldDefinition(InModel):
     """What may change after a field is made (its name, type and entity may not)."""
 
     label: str | None = Field(default=None, min_length=1, max_length=200)
     required: bool | None = None
     # Statuses a case may only move to with this field filled in (e.g. ["closed"]).
-    required_for_statuses: list[str] | None = Field(default=None, max_length=6)
+    required_for_statuses: list[StatusName] | None = Field(default=None, max_length=6)
     default: Any = None
-    choices: list[str] | None = Field(default=None, max_length=MAX_CHOICES)
+    choices: Choices | None = Field(default=None, max_length=MAX_CHOICES)
     field_set_id: str | None = Field(default=None, max_length=40)
     position: int | None = Field(default=None, ge=0, le=10_000)
 

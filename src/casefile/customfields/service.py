@@ -16,7 +16,7 @@ from sqlalchemy.orm import InstrumentedAttribute
 
 from casefile.customfields import repository
 from casefile.customfields.values import BadValue, Indexed, Wanted, coerce, filter_value
-from casefile.errors import ErrorDetail, ValidationFailed
+from casefile.errors import ErrorDetail, NotFound, ValidationFailed
 from casefile.listing import ListQuery, ListSpec, Narrowed, Projection
 from casefile.models import CustomField, CustomFieldSet
 
@@ -40,10 +40,13 @@ class Definitions:
             return True
         return case_type is not None and case_type.lower() in field_set.case_types
 
-    def named(self, name: str, where: str) -> CustomField:
+    def named(self, name: str, where: str, *, reference: bool = False) -> CustomField:
+        """The field called `name`; else 422 where the name is a query's word (`sort=cf.x`), 404
+        where a body names the field (a reference, docs/api-conventions.md#references)."""
         field = self.fields.get(name)
         if field is None:
-            raise ValidationFailed.on(where, f"No {self.entity} custom field named {name!r}")
+            detail = ErrorDetail(where, f"No {self.entity} custom field named {name!r}")
+            raise NotFound.referenced([detail]) if reference else ValidationFailed(details=[detail])
         return field
 
 
@@ -77,17 +80,20 @@ async def prepare(
     creating: bool,
 ) -> Prepared:
     """The record's new values: given ones validated, defaults on creation, null removes a value.
-    422 naming `custom_fields.<name>` for each problem."""
+    422 naming `custom_fields.<name>` for each problem; where the values are right, 404 naming each
+    field that does not exist or contact or user that a value names and does not exist
+    (docs/api-conventions.md#references)."""
     given = given or {}
     values = shown(current)
     problems: list[ErrorDetail] = []
+    missing: list[ErrorDetail] = []
     if len(given) > MAX_VALUES_PER_RECORD:
         raise ValidationFailed.on("custom_fields", f"At most {MAX_VALUES_PER_RECORD} fields")
     wanted: dict[str, Any] = {}
     for name, raw in given.items():
         field = defs.fields.get(name)
         if field is None:
-            problems.append(
+            missing.append(
                 ErrorDetail(f"custom_fields.{name}", f"No {defs.entity} custom field named {name!r}")
             )
         elif not defs.applies(field, case_type):
@@ -116,11 +122,11 @@ async def prepare(
         values[name] = value
         rows[field.id] = indexed
     for kind, wanted_ids in ids.items():
-        missing = wanted_ids - await repository.existing_ids(session, kind, wanted_ids)
-        problems += [
+        absent = wanted_ids - await repository.existing_ids(session, kind, wanted_ids)
+        missing += [
             ErrorDetail(f"custom_fields.{name}", f"No {kind} with this id")
             for name in wanted
-            if defs.fields[name].field_type == kind and values.get(name) in missing
+            if defs.fields[name].field_type == kind and values.get(name) in absent
         ]
     for name, field in defs.fields.items():
         required_now = creating or name in wanted
@@ -128,6 +134,8 @@ async def prepare(
             problems.append(ErrorDetail(f"custom_fields.{name}", f"{field.label} is required"))
     if problems:
         raise ValidationFailed(details=problems)
+    if missing:
+        raise NotFound.referenced(missing)
     before = shown(current)
     changes = {
         name: {"from": before.get(name), "to": values.get(name)}

@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.interfaces import ORMOption
 
 from casefile.db.base import Base
-from casefile.errors import NotFound, ValidationFailed
+from casefile.errors import ErrorDetail, NotFound
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -48,13 +48,11 @@ async def referenced(
     session: AsyncSession, model: type[ModelT], key: str, field: str, message: str
 ) -> ModelT:
     """The row a request body names in `field` (a rate's user, a party's contact), read with the
-    lock of `get_or_404`, or 422 naming the field: a reference to nothing is invalid input, where
-    a path naming nothing is 404 (docs/api-conventions.md#references). Matters are the exception:
-    one the caller may not see is 404 wherever it is named (`access.matter.case_for`)."""
+    lock of `get_or_404`, or 404 naming the field (docs/api-conventions.md#references)."""
     try:
         return await get_or_404(session, model, key, message)
     except NotFound:
-        raise ValidationFailed.on(field, message) from None
+        raise NotFound.referenced([ErrorDetail(field, message)]) from None
 
 
 def is_write_session(session: AsyncSession) -> bool:

@@ -25,7 +25,7 @@ from casefile.deadlines.schemas import (
     RuleSetOut,
     TraceStepOut,
 )
-from casefile.errors import Conflict, NotFound, ValidationFailed
+from casefile.errors import Conflict, ErrorDetail, NotFound, ValidationFailed
 from casefile.events import payloads
 from casefile.events.outbox import emit
 from casefile.events.schemas import MovedTask
@@ -143,7 +143,7 @@ async def compute_for_case(
 ) -> ComputeOut:
     rule_set = await find_rule_set(session, body.rule_set)
     if rule_set is None:
-        raise ValidationFailed.on("rule_set", f"Unknown rule set {body.rule_set!r}")
+        raise NotFound.referenced([ErrorDetail("rule_set", f"Unknown rule set {body.rule_set!r}")])
     computation = compute_trigger(_definition(rule_set), body.trigger, body.trigger_date)
     if not body.save:
         return _out(computation)

@@ -55,6 +55,7 @@ async def list_documents(
                     "schema": {
                         "type": "object",
                         "required": ["file"],
+                        "additionalProperties": False,  # any other field: 422 "Unknown field"
                         "properties": {
                             "file": {"type": "string", "format": "binary"},
                             "title": {"type": "string", "description": "Default: the file name"},

@@ -3,14 +3,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from casefile.access.visibility import VisibleOut
 from casefile.ai.schemas import DocumentAi
 from casefile.auth.permissions import Permission
 from casefile.error_handlers import validation_details
 from casefile.errors import ErrorDetail, ValidationFailed
-from casefile.schemas import InModel, OutModel, Timestamp
+from casefile.schemas import InModel, OutModel, Timestamp, published_text
 
 MAX_TAGS = 50
 Tags = list[str]
@@ -65,7 +65,11 @@ class DocumentFields(InModel):
 
 
 class DocumentUpdate(DocumentFields):
-    """PUT and PATCH alike: any subset of title, document_type, tags, description."""
+    """PUT and PATCH alike: any subset of title, document_type, tags, description. A title given
+    is non-blank text ("Title is required", from the service)."""
+
+    model_config = ConfigDict(json_schema_extra=published_text("title", 500))
+    not_null = ("title",)
 
 
 class UploadForm(DocumentFields):

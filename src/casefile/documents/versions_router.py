@@ -33,6 +33,7 @@ _VERSION_BODY = {
                 "schema": {
                     "type": "object",
                     "required": ["file"],
+                    "additionalProperties": False,  # any other field: 422 "Unknown field"
                     "properties": {"file": {"type": "string", "format": "binary"}},
                 }
             }

@@ -11,7 +11,7 @@ from casefile.access.matter import remove_subject
 from casefile.auth.permissions import Principal
 from casefile.clock import utcnow
 from casefile.db import get_or_404
-from casefile.errors import ErrorDetail, ValidationFailed
+from casefile.errors import ErrorDetail, NotFound, ValidationFailed
 from casefile.events import payloads
 from casefile.events.outbox import emit
 from casefile.groups.repository import GROUP_LIST
@@ -71,7 +71,7 @@ async def set_members(session: AsyncSession, actor: Principal, group: Group, use
         ErrorDetail(f"user_ids[{i}]", "No such user") for i, u in enumerate(user_ids) if u not in known
     ]
     if unknown:
-        raise ValidationFailed(details=unknown)
+        raise NotFound.referenced(unknown)
     if wanted == group.member_ids or sorted(wanted) == group.member_ids:
         return group
     group.members = [GroupMember(group_id=group.id, user_id=user_id) for user_id in sorted(wanted)]

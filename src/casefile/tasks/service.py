@@ -16,7 +16,7 @@ from casefile.access.matter import Level, row_in_case, visible_to
 from casefile.audit import service as audit
 from casefile.auth.permissions import Principal
 from casefile.clock import utcnow
-from casefile.errors import ValidationFailed
+from casefile.errors import ErrorDetail, NotFound, ValidationFailed
 from casefile.events import payloads
 from casefile.events.outbox import emit
 from casefile.listing import ListQuery, Page, fetch_page
@@ -36,7 +36,7 @@ def set_due(task: Task, due: date | datetime | None) -> None:
 
 async def check_assignee(session: AsyncSession, user_id: str | None) -> None:
     if user_id is not None and await session.get(User, user_id) is None:
-        raise ValidationFailed.on("assignee_id", "User not found")
+        raise NotFound.referenced([ErrorDetail("assignee_id", "User not found")])
 
 
 async def task_for(session: AsyncSession, principal: Principal, task_id: str, level: Level) -> Task:

@@ -101,6 +101,6 @@ class CaseOpen(CaseCreate):
     `template_version`); what the request gives wins over the template's defaults."""
 
     template_id: str | None = Field(default=None, pattern=ID_PATTERN)
-    template_version: int | None = Field(default=None, ge=1)
+    template_version: int | None = Field(default=None, ge=1, le=2**31 - 1)  # an INTEGER column
     # The dates of the template's deadline triggers that are not on the opening date.
     trigger_dates: dict[str, date] = Field(default_factory=dict, max_length=20)

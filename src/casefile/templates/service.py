@@ -67,28 +67,29 @@ async def _check(session: AsyncSession, body: TemplateBody) -> None:
     """What a template names exists now: its contacts, users and rule-set triggers (a case opened
     later is checked again by the services that make it)."""
     problems: list[ErrorDetail] = []
+    missing: list[ErrorDetail] = []  # references to nothing: 404 (docs/api-conventions.md#references)
     for i, party in enumerate(body.parties):
         if await session.get(Contact, party.contact_id) is None:
-            problems.append(ErrorDetail(f"parties[{i}].contact_id", "Contact not found"))
+            missing.append(ErrorDetail(f"parties[{i}].contact_id", "Contact not found"))
     for i, task in enumerate(body.tasks):
         if task.assignee not in (None, "creator") and await session.get(User, task.assignee) is None:
-            problems.append(ErrorDetail(f"tasks[{i}].assignee", "User not found"))
+            missing.append(ErrorDetail(f"tasks[{i}].assignee", "User not found"))
     for i, document_id in enumerate(body.documents):
         document = await session.get(Document, document_id)
         if document is None or document.deleted_at is not None:
-            problems.append(ErrorDetail(f"documents[{i}]", "Document not found"))
+            missing.append(ErrorDetail(f"documents[{i}]", "Document not found"))
     for i, deadline in enumerate(body.deadlines):
         rule_set = await deadlines.find_rule_set(session, deadline.rule_set)
         if rule_set is None:
-            problems.append(
-                ErrorDetail(f"deadlines[{i}].rule_set", f"Unknown rule set {deadline.rule_set!r}")
-            )
+            missing.append(ErrorDetail(f"deadlines[{i}].rule_set", f"Unknown rule set {deadline.rule_set!r}"))
         elif deadline.trigger not in rule_set.triggers:
             problems.append(
                 ErrorDetail(f"deadlines[{i}].trigger", f"No trigger {deadline.trigger!r} in that rule set")
             )
     if problems:
         raise ValidationFailed(details=problems)
+    if missing:
+        raise NotFound.referenced(missing)
 
 
 async def _add_version(
@@ -170,7 +171,7 @@ async def open_case(session: AsyncSession, runtime: Runtime, actor: Principal, b
     try:
         row = await get_template(session, body.template_id, body.template_version)
     except NotFound as exc:
-        raise ValidationFailed.on("template_id", exc.message) from None
+        raise NotFound.referenced([ErrorDetail("template_id", exc.message)]) from None
     template = TemplateBody.model_validate(row.definition)
     opened = utcnow().date()
     dates = _trigger_dates(body, template, opened)

@@ -17,7 +17,7 @@ from casefile.auth.permissions import Permission, Principal
 from casefile.envelope import Envelope, PageEnvelope
 from casefile.errors import admin_required
 from casefile.listing import ListQuery, list_query
-from casefile.money import CurrencyText, text
+from casefile.money import AMOUNT_PATTERN, CurrencyText, text
 from casefile.request_scope import RuntimeDep, SessionDep
 from casefile.trust import service
 from casefile.trust.repository import TRUST_LIST
@@ -93,9 +93,7 @@ async def reconciliation(
     session: SessionDep,
     runtime: RuntimeDep,
     month: Annotated[str, Query(pattern=r"^[1-9]\d{3}-(0[1-9]|1[0-2])$", description="YYYY-MM")],
-    bank_balance: Annotated[
-        str, Query(pattern=r"^-?\d{1,13}(\.\d{1,4})?$", description="From the bank statement")
-    ],
+    bank_balance: Annotated[str, Query(pattern=AMOUNT_PATTERN, description="From the bank statement")],
     currency: Annotated[CurrencyText | None, Query(pattern=r"^[A-Z]{3}$")] = None,
 ) -> JSONResponse:
     """Three-way reconciliation at the month's end: bank statement, trust journal, and the sum

@@ -7,13 +7,13 @@ from typing import Any
 
 from pydantic import Field
 
-from casefile.money import Amount, Currency
+from casefile.money import Currency, PositiveAmount
 from casefile.money import text as money
 from casefile.schemas import InModel, OutModel, Timestamp
 
 
 class TrustMovement(InModel):
-    amount: Amount = Field(description="More than zero")
+    amount: PositiveAmount = Field(description="More than zero")
     currency: Currency | None = None
     reference: str = Field(min_length=1, max_length=200, description="Bank or cheque reference")
     description: str = Field(default="", max_length=2000, description="Who paid or is paid, and why")
@@ -21,7 +21,7 @@ class TrustMovement(InModel):
 
 class TrustTransfer(InModel):
     invoice_id: str = Field(max_length=40)
-    amount: Amount
+    amount: PositiveAmount
     reference: str = Field(min_length=1, max_length=200)
 
 

@@ -29,6 +29,20 @@ Subscription = Annotated[
     ),
 ]
 
+
+def _any_subset_of(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON Schema of some of `model`'s fields (a PATCH's merge), none required, no others."""
+    schema = model.model_json_schema()
+    fields = {
+        name: {k: v for k, v in field.items() if k != "default"}
+        for name, field in schema["properties"].items()
+    }
+    return {"type": "object", "properties": fields, "additionalProperties": False}
+
+
+# A webhook's retry policy on PUT/PATCH: the fields given replace the stored ones, and the merge
+# is checked as a whole `RetryPolicy` (casefile.webhooks.service.update_webhook).
+RetryPolicyChange = Annotated[dict[str, Any], WithJsonSchema(_any_subset_of(RetryPolicy))]
 Url = Field(min_length=1, max_length=2048)
 CaseIds = Field(
     default=None,
@@ -72,7 +86,7 @@ class WebhookUpdate(InModel):
     active: bool | None = Field(
         default=None, description="A webhook its circuit disabled is enabled by a successful test, not here"
     )
-    retry_policy: dict[str, Any] | None = None
+    retry_policy: RetryPolicyChange | None = None
     case_ids: list[CaseId] | None = CaseIds
     case_types: list[CaseType] | None = CaseTypes
 
