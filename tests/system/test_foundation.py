@@ -66,6 +66,16 @@ def test_wrong_method_names_every_method_of_the_path(api: Api, admin: httpx.Clie
     api_error(admin.request("OPTIONS", "/no-such-thing"), 404, "NOT_FOUND")
 
 
+def test_users_me_takes_only_its_own_methods(admin: httpx.Client) -> None:
+    """`/users/me` is not a user called "me": it is read-only, and says so (issue 29 item 4)."""
+    me = ok(admin.get("/users/me"))
+    for method in ("PATCH", "DELETE", "PUT", "POST", "OPTIONS"):
+        assert allow(admin.request(method, "/users/me", json={"name": "x"})) == {"GET"}, method
+    assert allow(admin.put(f"/users/{me['id']}", json={})) == {"GET", "PATCH", "DELETE"}
+    assert ok(admin.get(f"/users/{me['id']}"))["id"] == me["id"]
+    api_error(admin.get("/users/user_nobody"), 404, "NOT_FOUND")
+
+
 def test_wrong_method_on_an_admin_path_is_405_for_administrators_only(api: Api, admin: httpx.Client) -> None:
     assert allow(admin.put("/admin/webhooks")) == {"GET", "POST"}
     assert allow(admin.request("OPTIONS", "/admin/config")) == {"GET", "PATCH"}

@@ -4,6 +4,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
+from starlette.convertors import Convertor, register_url_convertor
 
 from casefile import envelope
 from casefile.access.visibility import IdOnlyOut
@@ -17,6 +18,23 @@ from casefile.users.repository import USER_LIST
 from casefile.users.schemas import UserCreate, UserOut, UserUpdate
 
 router = APIRouter(prefix="/users", tags=["users"])
+
+
+class _UserId(Convertor[str]):
+    """A user's id in a path: any segment but `me`, which is `/users/me`'s own path. So `/users/me`
+    takes only its own methods (GET), and a PATCH or DELETE of it is 405 with `Allow: GET`, not
+    "user 'me' not found" beside an `Allow` naming the methods of `/users/{user_id}`."""
+
+    regex = "(?!me$)[^/]+"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("user_id", _UserId())
 
 UserListQuery = Annotated[ListQuery, Depends(list_query(USER_LIST))]
 
@@ -41,12 +59,12 @@ async def create_user(body: UserCreate, principal: UsersWrite, session: SessionD
     return envelope.created(UserOut.dump_for(user, principal))
 
 
-@router.get("/{user_id}", response_model=Envelope[UserOut])
+@router.get("/{user_id:user_id}", response_model=Envelope[UserOut])
 async def get_user(_: UsersRead, user: UserInPath) -> JSONResponse:
     return envelope.ok(UserOut.dump(user))
 
 
-@router.patch("/{user_id}", response_model=Envelope[UserOut | IdOnlyOut])
+@router.patch("/{user_id:user_id}", response_model=Envelope[UserOut | IdOnlyOut])
 async def update_user(
     user_id: str, body: UserUpdate, principal: UsersWrite, session: SessionDep, runtime: RuntimeDep
 ) -> JSONResponse:
@@ -57,7 +75,7 @@ async def update_user(
     return envelope.ok(UserOut.dump_for(updated, principal))
 
 
-@router.delete("/{user_id}", response_model=Envelope[DeletedOut])
+@router.delete("/{user_id:user_id}", response_model=Envelope[DeletedOut])
 async def delete_user(principal: UsersDelete, user: UserInPath, session: SessionDep) -> JSONResponse:
     await service.delete_user(session, principal, user)
     return envelope.deleted(user.id)
