@@ -15,6 +15,7 @@ from tests.support import plain
 from tests.support.assertions import api_error, ok
 from tests.support.processes import Process
 from tests.support.servers import Api, make_settings, serving
+from tests.support.waiting import wait_until
 
 
 def add_failing_route(app: FastAPI) -> None:
@@ -76,6 +77,9 @@ def test_json_logs_of_a_real_server(database: tuple[Path, str | None], tmp_path:
         r = plain.get(server.base + "/cases/case_abc")
         assert r.status_code == 401
         request_id = r.headers["x-request-id"]
+        # The request's line is written once its answer has gone (its duration ends there): wait
+        # for it before stopping the server, or a stop right after the answer can race it.
+        wait_until(lambda: request_id in log.read_text(), timeout=15)
     finally:
         server.stop()
     entries = [
