@@ -1,8 +1,8 @@
 """Quality floors on the development part of the set of real documents (tests/ai/real;
 tests/ai/real_set.py measures).
 
-The floors are the development part's figures measured after issue 31's round 2
-(docs/research/bench-notes-2026-11.md, "Issue 31, round 2") minus a small margin: they pass today
+The floors are the development part's figures measured after issue 31's round 3
+(docs/research/bench-notes-2026-11.md, "Issue 31, round 3") minus a small margin: they pass today
 and catch a regression. Only the development part is asserted: the locked test part is reported
 by `bench/ai_quality.py`, never asserted, so that nobody tunes the pipeline against a failing
 test. `pytest -s` prints the figures and every miss of the development part.
@@ -36,8 +36,8 @@ needs_ocr = pytest.mark.skipif(
 PART = "development"  # the only part asserted (the module's docstring says why)
 # (precision, recall) floors per entity category.
 FLOORS: dict[str, tuple[float, float]] = {
-    "people": (0.82, 0.76),
-    "organizations": (0.73, 0.67),
+    "people": (0.85, 0.83),
+    "organizations": (0.73, 0.70),
     "dates": (0.97, 0.94),
     "money": (0.97, 0.97),
     "citations": (0.94, 0.93),
@@ -45,7 +45,7 @@ FLOORS: dict[str, tuple[float, float]] = {
 TYPE_ACCURACY_FLOOR = 0.93
 # (recall@5, MRR) per kind of query.
 SEARCH_FLOORS = {"literal": (0.96, 0.96), "paraphrase": (0.60, 0.43)}
-ASK_ACCURACY_FLOOR = 0.66  # the first answer sentence is the labelled one
+ASK_ACCURACY_FLOOR = 0.70  # the first answer sentence is the labelled one
 
 
 def test_set_is_well_formed() -> None:

@@ -111,6 +111,13 @@ def states_kind(sentence: str, kind: str) -> bool:
     return False
 
 
+def is_header_field(sentence: str) -> bool:
+    """An e-mail's or a filing's header or footer field ("Subject: Activity in Case ...", "Source:
+    ACME INC., 8-K, 1/21/2020"): it labels the document, it answers nothing (issue 31: a footer's
+    filing date was given as the date of the event asked about)."""
+    return bool(_FIELD.search(sentence))
+
+
 def heading_share(sentence: str) -> float:
     """0 for a sentence of prose, up to 1 for a heading, caption or preamble."""
     words = _WORD.findall(sentence)
@@ -119,7 +126,7 @@ def heading_share(sentence: str) -> float:
     upper = sum(1 for w in words if len(w) > 1 and w.isupper()) / len(words)
     capitalised = len(_CAPITALISED_WORD.findall(sentence)) / len(words)
     share = max(upper, max(0.0, capitalised - 0.5) * 2)
-    if _CAPTION_MARK.search(sentence) or _PREAMBLE.search(sentence) or _FIELD.search(sentence):
+    if _CAPTION_MARK.search(sentence) or _PREAMBLE.search(sentence):
         share = max(share, 0.6)
     return min(1.0, share)
 

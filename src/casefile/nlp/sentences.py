@@ -2,9 +2,10 @@
 
 Every sentence is a `Span` into one page's text, so whatever is shown to a user can be traced to
 `pages[page - 1].text[start:end]`. A sentence ends at `.`, `!` or `?` (optionally followed by a
-closing quote or bracket) before white space and a capital, digit, quote or bracket, but not after
-an abbreviation or an initial ("v.", "U.S.", "Mr.", "No.", "J."); a blank line ends one too, and a
-short line (a heading, an address or signature line) stands alone.
+closing quote or bracket) before white space and a capital, digit, quote or bracket, or right
+before a capitalised word after a word in lower case (sentences the extraction glued together), but
+not after an abbreviation or an initial ("v.", "U.S.", "Mr.", "No.", "J."); a blank line ends one
+too, and a short line (a heading, an address or signature line) stands alone.
 """
 
 from __future__ import annotations
@@ -29,7 +30,13 @@ class Span:
 
 
 _ABBREVIATIONS = word_set("abbreviations")
-_SENTENCE_END = re.compile(r"[.!?][\"'\u201d\u2019)\]]*(?=\s+[\"'\u201c\u2018(\[]?[A-Z0-9])")
+# The second form is a sentence glued to the next by the text's extraction ("from time to
+# time.”Oceanic Time Warner Cable will", "this Agreement.2.The Principal grants"): a word in lower
+# case, its full stop, then a capitalised word (or a list number and one) with no space between.
+_SENTENCE_END = re.compile(
+    r"[.!?][\"'\u201d\u2019)\]]*(?=\s+[\"'\u201c\u2018(\[]?[A-Z0-9])"
+    r"|(?<=[a-z])[.!?][\"'\u201d\u2019]*(?=(?:\d{1,3}\.)?[A-Z][a-z])"
+)
 _BLOCK_SPLIT = re.compile(r"\n[ \t]*\n+")
 _SHORT_LINE = 60  # a line shorter than this is a heading, address or list line, not wrapped prose
 _PROSE_MIN_CHARS = 45
@@ -118,7 +125,7 @@ def _sentences_in(page: int, text: str, start: int, end: int) -> list[Span]:
     return result
 
 
-_ENUMERATOR = re.compile(r"\(?(?:\d{1,3}|[a-z]|[ivx]{1,4})[.)]\)?[ \t]+")
+_ENUMERATOR = re.compile(r"\(?(?:\d{1,3}|[a-z]|[ivx]{1,4})[.)]\)?[ \t]+|\d{1,3}\.(?=[A-Z][a-z])")
 
 
 def _trimmed(page: int, text: str, start: int, end: int) -> Span | None:

@@ -24,7 +24,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from casefile.audit import service as audit
 from casefile.models import Case
-from casefile.nlp.answers import NAME_BONUS, answer_adjustment, asked_kinds, name_share, question_names
+from casefile.nlp.answers import (
+    NAME_BONUS,
+    answer_adjustment,
+    asked_kinds,
+    is_header_field,
+    name_share,
+    question_names,
+)
 from casefile.nlp.sentences import Span, split_sentences
 from casefile.nlp.types import Page
 from casefile.nlp.words import WORD, split_words
@@ -49,8 +56,13 @@ MAX_SENTENCES_EMBEDDED = 60  # sentences scored per question (each is embedded o
 
 
 def _answerable(sentence: str) -> bool:
-    """A sentence that can answer something: four words or more, not a heading in capitals."""
-    return len(WORD.findall(sentence)) >= 4 and any(c.islower() for c in sentence)
+    """A sentence that can answer something: four words or more, not a heading in capitals, not a
+    header or footer field."""
+    return (
+        len(WORD.findall(sentence)) >= 4
+        and any(c.islower() for c in sentence)
+        and not is_header_field(sentence)
+    )
 
 
 NOT_GROUNDED = "No passage in this case's documents supports an answer to this question, so none is given."

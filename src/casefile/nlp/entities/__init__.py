@@ -43,6 +43,9 @@ from .names import find_names
 
 
 def extract_entities(pages: list[Page]) -> dict[str, list[dict[str, Any]]]:
+    # A non-breaking space is a space to every rule and to the model (EDGAR PDFs join every word of
+    # a paragraph with U+00A0); one character for one, so the offsets stay those of the stored text.
+    pages = [Page(page.number, page.text.replace("\xa0", " ")) for page in pages]
     # Cited cases' parties are found first so that the name rules can leave them out.
     citations, cited_parties = find_citations(pages)
     people, organizations = find_names(pages, cited_parties)

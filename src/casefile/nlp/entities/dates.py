@@ -43,7 +43,8 @@ _START = r"(?:\b|(?<=[a-z])|(?<=[A-Z]{3}))"
 _END = r"(?:\b|(?=[A-Z][a-z]))"
 # Pleading paper numbers its lines, and a date broken across two of them carries the next line's
 # number: "from September 16,\n10 2004 to".
-_GAP = r"(?:,?\s*\n\s*[1-9]\d?\s+|,?\s+)"
+# A comma may be glued to the year: "June 1,2019".
+_GAP = r"(?:,?\s*\n\s*[1-9]\d?\s+|,?\s+|,(?=\d{4}))"
 # "April 25 and 26, 1996", "June 3-5, 2024": a range of days gives each date it names at its ends.
 _DAY_RANGE = re.compile(
     rf"{_START}{_MONTH}\s*(?P<first>[0-3]?\d)(?:st|nd|rd|th)?\s*(?:and|&|-|\u2013|to|through)\s*"
@@ -55,7 +56,8 @@ _DATE_PATTERNS = [
     re.compile(rf"\b{_DAY}\s+(?:day\s+of\s*)?{_MONTH},?\s+{_YEAR}{_END}"),
     # "the 22nd of May, 2008", "the 23rd of January of 1996"
     re.compile(rf"\b{_DAY}\s+of\s+{_MONTH},?\s+(?:of\s+)?{_YEAR}{_END}"),
-    re.compile(rf"\b{_YEAR}-(?P<m>[01]?\d)-(?P<d>[0-3]?\d)\b"),  # 2024-05-17
+    re.compile(rf"\b{_YEAR}(?P<ymd>[-/])(?P<m>[01]?\d)(?P=ymd)(?P<d>[0-3]?\d)\b"),  # 2024-05-17, 2024/05/17
+    re.compile(rf"\b{_DAY}-{_MONTH}-{_YEAR}\b"),  # 17-May-2024, 17-MAY-2024
     re.compile(
         r"\b(?P<a>[0-3]?\d)(?P<sep>[/-])(?P<b>[0-3]?\d)(?P=sep)(?P<year>(?:19|20|21)\d\d)\b"
     ),  # 05/01/2024

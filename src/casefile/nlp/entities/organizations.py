@@ -199,6 +199,29 @@ def _cut_repeat(name: str) -> str:
     return name if again is None else name[: of.end()] + " ".join(words[:again]).rstrip()
 
 
+# An address block: a person's name on a line, their firm on the next, then the street ("Paul J.
+# Fishman\nArnold & Porter Kaye Scholer\nOne Gateway Center"): the line between is the firm, with
+# or without a legal form ("Shook Hardy & Bacon", "McGuireWoods").
+_ADDRESSEE_FIRM = re.compile(
+    r"(?m)^[ \t]*[A-Z][a-z]+(?:[ ][A-Z]\.)?(?:[ ][A-Z][a-z'\u2019-]+){1,2}(?:,?[ ]Jr\.)?[ \t]*\n"
+    r"[ \t]*(?P<firm>[A-Z][\w'\u2019.-]*(?:[ ](?:&|and|[A-Z][\w'\u2019.,-]*)){0,6})[ \t]*\n"
+    r"[ \t]*(?:\d+[ ]|(?:One|Two|Three|Four|Five)[ ][A-Z]|P\.?[ ]?O\.?[ ]Box)"
+)
+
+
+def _addressee_firms(text: str, vocabulary: Vocabulary) -> list[tuple[str, int]]:
+    firms = []
+    for match in _ADDRESSEE_FIRM.finditer(text):
+        firm = match.group("firm").rstrip(",")
+        if any(w in _NOT_ORG for w in firm.split()) or not vocabulary.has_proper_word(firm):
+            continue
+        # One word under a person's name is their firm ("Gibbons"), never a second person.
+        if "&" not in firm and " " in firm and is_person_name(firm):
+            continue
+        firms.append((firm, match.start("firm")))
+    return firms
+
+
 def find_organizations(
     pages: list[Page], excluded: SpansByPage, model: ModelNames, vocabulary: Vocabulary
 ) -> EntitySet:
@@ -241,6 +264,9 @@ def find_organizations(
                         second = pair.group("second")
                         candidates.append((second, start + len(name) - len(second)))
                     continue
+                candidates.append((name, start))
+        for name, start in _addressee_firms(text, vocabulary):
+            if not overlaps(spans, start, start + len(name)):
                 candidates.append((name, start))
         for name, start in sorted(candidates, key=lambda c: (-len(c[0]), c[1])):
             if not overlaps(taken, start, start + len(name)):

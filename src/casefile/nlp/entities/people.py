@@ -46,7 +46,7 @@ _PERSON_RULES = [
             r"\b(?:Plaintiffs?|Defendants?|Petitioner|Respondent|Employee|Decedent|Affiant|Declarant)[ ]+"
             rf"{_PERSON_NAME}(?=[\s,.;)])"
         ),
-        rf"(?:^|\n)[ \t]*(?:By:?[ ]*)?/s/[ ]*{_PERSON_NAME}(?=[ ]*(?:,|\n|$))",
+        rf"(?:^|\n|[ \t]{{2}})[ \t]*(?:By:?[ ]*)?/s/[ ]*{_PERSON_NAME}(?=[ ]*(?:,|\n|$))",
         rf"(?:^|\n)[ \t]*By:[ ]*(?:/s/[ ]*)?{_PERSON_NAME}(?=[ ]*(?:,|\n|$))",
         rf"\bI,[ ]{_PERSON_NAME},[ ](?:being|declare|hereby|state|certify|the undersigned)",
         rf"\bappeared[ ]{_PERSON_NAME},",
@@ -81,6 +81,12 @@ _PERSON_RULES = [
             r"(?:United States|Chief|Circuit|District|Magistrate|Judge|Justice)"
         ),
         (rf"(?:^|\n)[ \t]*{_CAPS_NAME},[ ](?:individually|Plaintiffs?|Defendants?|Petitioner|Respondent)"),
+        # Counsel in capitals, their firm and town, and whom they argued for: "EAMONN DORNAN, Dornan &
+        # Associates, P.L.L.C., New\nYork, New York, for Plaintiff-Appellant."
+        (
+            rf"(?:^|\n)[ \t]*{_CAPS_NAME},[ ][^;]{{0,160}}?\bfor[ ](?:the[ ])?"
+            r"(?:Plaintiffs?|Defendants?|Appell(?:ant|ee)s?|Petitioners?|Respondents?)\b"
+        ),
         # A party in capitals with the office it is sued in: "ANDREA QUARANTILLO, District Director",
         # "JANET NAPOLITANO,1 Secretary", "ERIC FRANKLIN, Warden".
         (
@@ -99,7 +105,12 @@ _PERSON_RULES = [
 ]
 # Panels: "Before Barksdale, Stewart, and Dennis, Circuit Judges." and "Before\n\nHoward, Chief
 # Judge,\nSelya and Barron, Circuit Judges."
-_PANEL = re.compile(r"\bBefore:?\s+(?P<list>[^.;:]{1,300}?)\bJudges\b")
+# The list runs to its last "Judge": "B ROWN and K AVANAUGH, Circuit Judges, and WILLIAMS, Senior
+# Circuit Judge.", "BATCHELDER, Chief Judge; SILER and GILMAN, Circuit Judges.", "LEVAL, STRAUB, AND
+# WESLEY, Circuit Judges."
+_PANEL = re.compile(r"(?:\bBefore:?\s+|\bPer[ ]Curiam[ ]\()(?P<list>[^.:]{1,300})\bJudges?\b")
+# A name in small capitals as some PDFs' text layer gives it: "B ROWN", "K AVANAUGH".
+_SMALL_CAPS = re.compile(r"\b([A-Z])[ ]([A-Z]{2,})\b")
 # Justices and judges named by their title after the name: "Kagan, J.", "Roberts, C. J.",
 # "Sotomayor, Kavanaugh, and Jackson, JJ.", "Linda Christopher, J.P.".
 _JUSTICES = re.compile(
@@ -114,18 +125,19 @@ def _panel_names(text: str) -> Iterator[tuple[str, int, int]]:
     """(name, start, end) of each judge of a panel or a list of justices."""
     for pattern in (_PANEL, _JUSTICES):
         for match in pattern.finditer(text):
-            for item in re.finditer(r"[^,\n]+", match.group("list")):
-                raw = re.sub(r"^\s*(?:and\s+)?", "", item.group(0)).rstrip()
+            for item in re.finditer(r"[^,;\n]+", match.group("list")):
+                raw = re.sub(r"^\s*(?:(?i:and)\s+)?", "", item.group(0)).rstrip()
                 start = match.start("list") + item.start()
-                for part in re.split(r"\s+and\s+", raw):
-                    words = [w for w in part.split() if w not in _PANEL_NOISE]
+                for part in re.split(r"\s+(?i:and)\s+", raw):
+                    written = [w for w in part.split() if w not in _PANEL_NOISE]
+                    words = _SMALL_CAPS.sub(r"\1\2", " ".join(written)).split()
                     if not words or len(words) > 3 or not all(w[:1].isupper() for w in words):
                         continue
                     name = " ".join(words)
                     if name.isupper():
                         name = title_case(name)
-                    offset = text.find(words[0], start)
-                    yield name, offset, offset + len(" ".join(words))
+                    offset = text.find(written[0], start)
+                    yield name, offset, offset + len(" ".join(written))
 
 
 _CLOSING = re.compile(
@@ -206,9 +218,11 @@ def _compatible(short: tuple[str, ...], full: tuple[str, ...]) -> bool:
 
 # A generational suffix after a name ("Eric H. Holder, Jr.", "Marshall L. Davidson, III").
 _SUFFIX_AFTER = re.compile(r",?[ ](?:Jr|JR|Sr|SR)\.?(?![\w])|,?[ ](?:III|II|IV)(?![\w])")
-# A name alone on its line, as in counsel lists and address blocks: "David E. Barry".
+# A name alone on its line, as in counsel lists and address blocks: "David E. Barry", "R. Daniel
+# Prentiss".
 _NAME_LINE = re.compile(
-    r"(?m)^[ \t]*(?P<person>[A-Z][a-z]+(?:[ ][A-Z]\.)?(?:[ ][A-Z][a-z'\u2019]+(?:-[A-Z][a-z]+)?){1,2})[ \t]*$"
+    r"(?m)^[ \t]*(?P<person>(?:[A-Z]\.[ ])?[A-Z][a-z]+(?:[ ][A-Z]\.)?"
+    r"(?:[ ][A-Z](?:['\u2019][A-Z])?[a-z'\u2019]+(?:-[A-Z][a-z]+)?){1,2})[ \t]*$"
 )
 
 
@@ -223,21 +237,24 @@ def _with_suffix(pages: list[Page], mention: tuple[str, int, int, int]) -> tuple
 
 def _name_lines(pages: list[Page], excluded: SpansByPage) -> Iterator[tuple[str, int, int, int]]:
     """Names alone on their line that probablepeople reads as a person's and that have a word
-    which is not ordinary English ("David E. Barry", not "Claim History")."""
+    which is not ordinary English ("David E. Barry", not "Claim History"), or that stand in a list
+    of such names, one a line ("Kelly M. Moore" among counsel)."""
     known = english_words()
     for page in pages:
         spans = excluded.get(page.number, [])
+        # line number -> (name, start, end, whether it has a word that is not ordinary English)
+        lines: dict[int, tuple[str, int, int, bool]] = {}
         for match in _NAME_LINE.finditer(page.text):
             name = match.group("person")
-            words = [w.strip(".").casefold() for w in name.split() if len(w.strip(".")) > 1]
-            if (
-                not valid_person(name)
-                or all(w in known for w in words)
-                or overlaps(spans, *match.span("person"))
-            ):
+            if not valid_person(name) or overlaps(spans, *match.span("person")) or not is_person_name(name):
                 continue
-            if is_person_name(name):
-                yield name, page.number, *match.span("person")
+            words = [w.strip(".").casefold() for w in name.split() if len(w.strip(".")) > 1]
+            line = page.text.count("\n", 0, match.start("person"))
+            lines[line] = (name, *match.span("person"), not all(w in known for w in words))
+        for line, (name, start, end, proper) in lines.items():
+            in_list = any(lines.get(other, ("", 0, 0, False))[3] for other in (line - 1, line + 1))
+            if proper or in_list:
+                yield name, page.number, start, end
 
 
 def find_people(
