@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import secrets
 import signal
 import ssl
 import subprocess
@@ -17,7 +16,7 @@ import httpx
 
 from casefile.settings import Settings
 from tests.support import plain
-from tests.support.servers import ADMIN_EMAIL, ADMIN_PASSWORD, REDIS_URL, free_port, make_settings
+from tests.support.servers import ADMIN_EMAIL, ADMIN_PASSWORD, free_port, shared_settings
 from tests.support.waiting import wait_until
 
 CASEFILE = str(Path(sys.executable).with_name("casefile"))
@@ -128,14 +127,7 @@ def several_api_processes(
 ) -> Iterator[tuple[str, str]]:
     """`casefile serve --workers N` on the test's fresh database (PostgreSQL: processes share it)
     with Redis, its worker off: the API's base URL and an administrator's token."""
-    data_dir, url = database
-    settings = make_settings(
-        data_dir,
-        url,
-        redis_url=REDIS_URL,
-        redis_key_prefix=f"test-{secrets.token_hex(6)}",
-        worker_enabled=False,
-    )
+    settings = shared_settings(database)
     server = Process("serve", settings, tmp_path / "serve.log", options=("--workers", str(workers)))
     try:
         with httpx.Client(base_url=server.base) as c:

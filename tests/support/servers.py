@@ -216,6 +216,19 @@ def make_settings(data_dir: Path, database_url: str | None, **overrides: Any) ->
     return Settings(_env_file=None, data_dir=data_dir, database_url=database_url, **values)
 
 
+def shared_settings(database: tuple[Path, str | None]) -> Settings:
+    """Settings for several servers on the test's database that share state in Redis (a key prefix
+    of their own), their background worker off: what processes behind one load balancer share."""
+    data_dir, url = database
+    return make_settings(
+        data_dir,
+        url,
+        redis_url=REDIS_URL,
+        redis_key_prefix=f"test-{secrets.token_hex(6)}",
+        worker_enabled=False,
+    )
+
+
 @contextmanager
 def serving(settings: Settings, app_hook: Any = None) -> Iterator[Api]:
     """Serve `settings`' database (migrated, administrator created) in this process on loopback."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import secrets
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,7 @@ from fastapi import FastAPI
 from tests.support import plain
 from tests.support.assertions import api_error, ok
 from tests.support.receivers import receiver_server
-from tests.support.servers import REDIS_URL, make_settings, redis_available, serving
+from tests.support.servers import redis_available, serving, shared_settings
 from tests.support.waiting import wait_until
 
 
@@ -59,14 +58,7 @@ def test_an_unhandled_error_emits_system_error_once_a_minute(make_server) -> Non
 def test_with_redis_the_minute_holds_across_processes(
     database: tuple[Path, str | None], tmp_path: Path
 ) -> None:
-    data_dir, url = database
-    settings = make_settings(
-        data_dir,
-        url,
-        redis_url=REDIS_URL,
-        redis_key_prefix=f"test-{secrets.token_hex(6)}",
-        worker_enabled=False,
-    )
+    settings = shared_settings(database)
     with serving(settings, add_failing_routes) as one, serving(settings, add_failing_routes) as two:
         for server in (one, two, one, two):
             api_error(plain.get(server.root + "/explode/x"), 500, "INTERNAL_ERROR")
