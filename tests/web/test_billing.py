@@ -161,6 +161,7 @@ def test_invoice_approve_pay_and_trust_money(web: Web) -> None:
     page.get_by_label("Amount (USD)").fill("900.00")
     page.get_by_role("button", name="Record payment").click()
     expect(page.get_by_role("alert")).to_contain_text("balance, 500.00")
+    web.screenshot(page, "invoice-overpayment")
     page.goto(f"/app/invoices/{invoice_id}")
     web.screenshot(page, "invoice")
     _check(page, problems, "approved invoice")
