@@ -12,6 +12,7 @@ from casefile.nlp.answers import is_header_field
 from casefile.nlp.entities import extract_entities
 from casefile.nlp.entities.dates import find_dates
 from casefile.nlp.sentences import split_sentences
+from casefile.nlp.type_cues import cue_counts
 from casefile.nlp.types import Page
 
 
@@ -153,3 +154,17 @@ def test_words_joined_by_non_breaking_spaces_are_a_name() -> None:
 )
 def test_a_header_field_is_no_answer(line: str, is_field: bool) -> None:
     assert is_header_field(line) is is_field
+
+
+@pytest.mark.parametrize(
+    ("title", "is_order"),
+    [
+        ("SUGGESTION OF REMAND AND\nTRANSFER ORDER\n", True),  # f13 (D. Ariz.)
+        ("EXPEDITED HEARING ORDER\n", True),
+        ("MOTION FOR PROTECTIVE ORDER\n", False),  # a motion asks for an order
+        ("[PROPOSED] ORDER\n", False),
+    ],
+)
+def test_a_title_that_ends_in_order_marks_a_court_order(title: str, is_order: bool) -> None:
+    text = f"IN THE UNITED STATES DISTRICT COURT\n\n{title}\nThis proceeding involves personal injury cases."
+    assert (cue_counts(text)["court_order"] == 1) is is_order

@@ -21,6 +21,10 @@ _CUES: dict[str, list[str]] = {
         r"\b(?:we|We)\s+(?:affirm|reverse|vacate|remand)\b|\bis\s+(?:AFFIRMED|REVERSED|VACATED)\b",
         r"(?i:\bslip\s+op(?:inion)?\b)",
         r"\bBy\s+the\s+Court:",
+        # A title in capitals that ends in ORDER: "TRANSFER ORDER", "EXPEDITED HEARING ORDER" (not a
+        # motion's or a stipulation's title that asks for one: "MOTION FOR PROTECTIVE ORDER").
+        r"(?m)^[ \t]*(?!.*\b(?:MOTION|APPLICATION|REQUEST|PETITION|STIPULAT\w*|PROPOSED|NOTICE|FOR)\b)"
+        r"(?:[A-Z][A-Z'\u2019-]+[ \t]+){1,6}ORDER[ \t]*$",
         r"(?i:\border\s+(?:granting|denying))",
         # An appellate decision names the court it reviews; a brief calls it "the court below".
         r"(?:^|\n)\s*(?:On\s+)?Appeals?\s+from\s+the\s+(?:United\s+States\s+District\s+Court|Court\s+of|Superior\s+Court)",
