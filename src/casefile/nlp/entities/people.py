@@ -242,18 +242,19 @@ def _name_lines(pages: list[Page], excluded: SpansByPage) -> Iterator[tuple[str,
     known = english_words()
     for page in pages:
         spans = excluded.get(page.number, [])
-        # line number -> (name, start, end, whether it has a word that is not ordinary English)
-        lines: dict[int, tuple[str, int, int, bool]] = {}
+        names: dict[int, tuple[str, int, int]] = {}  # by line number
+        proper: set[int] = set()  # lines whose name has a word that is not ordinary English
+        line, counted = 0, 0
         for match in _NAME_LINE.finditer(page.text):
-            name = match.group("person")
-            if not valid_person(name) or overlaps(spans, *match.span("person")) or not is_person_name(name):
+            name, (start, end) = match.group("person"), match.span("person")
+            if not valid_person(name) or overlaps(spans, start, end) or not is_person_name(name):
                 continue
-            words = [w.strip(".").casefold() for w in name.split() if len(w.strip(".")) > 1]
-            line = page.text.count("\n", 0, match.start("person"))
-            lines[line] = (name, *match.span("person"), not all(w in known for w in words))
-        for line, (name, start, end, proper) in lines.items():
-            in_list = any(lines.get(other, ("", 0, 0, False))[3] for other in (line - 1, line + 1))
-            if proper or in_list:
+            line, counted = line + page.text.count("\n", counted, start), start  # matches come in order
+            names[line] = (name, start, end)
+            if not all(w.strip(".").casefold() in known for w in name.split() if len(w.strip(".")) > 1):
+                proper.add(line)
+        for line, (name, start, end) in names.items():
+            if proper & {line - 1, line, line + 1}:
                 yield name, page.number, start, end
 
 
