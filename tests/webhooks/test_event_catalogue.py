@@ -16,7 +16,7 @@ from fastapi import FastAPI
 
 from casefile.events.catalogue import EVENT_NAMES
 from tests.support.assertions import ok
-from tests.support.factories import unique
+from tests.support.factories import new_case, unique, upload
 from tests.support.processes import CASEFILE, settings_env
 from tests.support.receivers import Receiver, receiver_server
 from tests.support.servers import Api
@@ -68,6 +68,32 @@ def test_real_deliveries_of_every_event_match_their_schemas(make_server, tmp_pat
             validator = jsonschema_rs.validator_for(schemas[payload["event"]])
             errors = [e.message for e in validator.iter_errors(payload["data"])]
             assert not errors, (payload["event"], errors, json.dumps(payload["data"]))
+
+
+def test_a_purged_documents_events_still_match_their_schemas(make_server) -> None:
+    """A purge rewrites the document's earlier events without its text (decision 0028), and a
+    delivery still pending sends them so: the catalogue admits that payload, and only with
+    `erased`."""
+    api = make_server()
+    with api.admin() as admin:
+        schemas = {t["name"]: t["data_schema"] for t in ok(admin.get("/webhook-event-types"))}
+        case = new_case(admin)
+        document = ok(upload(admin, case["id"], b"A letter about the lease.\n", "letter.txt"), 201)
+        ok(admin.patch(f"/documents/{document['id']}", json={"title": "Letter about the lease"}))
+        full = api.events("document.updated", document_id=document["id"])[0]
+        ok(admin.delete(f"/documents/{document['id']}"))
+        ok(admin.delete(f"/admin/trash/{document['id']}"))
+    erased = 0
+    for name in ("document.uploaded", "document.updated", "document.deleted", "document.purged"):
+        validator = jsonschema_rs.validator_for(schemas[name])
+        for payload in api.events(name, document_id=document["id"]):
+            assert validator.is_valid(payload), (name, payload)
+            erased += payload.get("erased", False)
+    assert erased >= 3  # uploaded, updated and deleted were rewritten
+    # Without `erased`, a payload that lacks the text is still refused.
+    updated = jsonschema_rs.validator_for(schemas["document.updated"])
+    assert updated.is_valid(full)
+    assert not updated.is_valid({key: value for key, value in full.items() if key != "changes"})
 
 
 def _names(receiver: Receiver) -> set[str]:

@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from casefile.audit.service import DOCUMENT_TEXT_FIELDS
 from casefile.events.billing_schemas import (
     ExpenseCreated,
     InvoiceData,
@@ -150,7 +151,31 @@ assert set(EVENT_TYPES) == set(EVENT_NAMES), "every catalogue event has its data
 @functools.cache
 def data_schema(name: str) -> dict[str, Any]:
     """The JSON Schema of event `name`'s `data`."""
-    return TypeAdapter(EVENT_TYPES[name][1]).json_schema()
+    schema = TypeAdapter(EVENT_TYPES[name][1]).json_schema()
+    return _erasable(schema) if name.startswith("document.") else schema
+
+
+def _erasable(schema: dict[str, Any]) -> dict[str, Any]:
+    """A document event's schema that also admits the payload a purge leaves (decision 0028): the
+    purge rewrites the document's earlier events to their ids, `changes` as `changed_fields`, and
+    `erased: true`, and a delivery still pending sends that. Without `erased` the text is required
+    as before."""
+    text = [field for field in schema["required"] if field in DOCUMENT_TEXT_FIELDS]
+    properties = dict(schema["properties"])
+    properties["erased"] = {"const": True, "description": "Present when the document was purged"}
+    if "changes" in properties:
+        properties["changed_fields"] = {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "What `changes` named, once the document was purged",
+        }
+    return {
+        **schema,
+        "properties": properties,
+        "required": [field for field in schema["required"] if field not in DOCUMENT_TEXT_FIELDS],
+        "if": {"required": ["erased"]},
+        "else": {"required": text},
+    }
 
 
 def event_types() -> list[dict[str, Any]]:
