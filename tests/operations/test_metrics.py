@@ -11,7 +11,7 @@ from tests.support.assertions import auth_error, ok
 from tests.support.factories import new_case
 from tests.support.receivers import Receiver
 from tests.support.servers import Api
-from tests.support.waiting import wait_until
+from tests.support.waiting import wait_until, well_inside_a_minute
 
 
 def scrape(api: Api, **kw) -> dict[str, list]:
@@ -93,6 +93,7 @@ def test_queues_and_delivery_outcomes(
 
 def test_rate_limit_rejections_are_counted(make_server) -> None:
     api = make_server(rate_limit_login="2/minute")
+    well_inside_a_minute()
     for _ in range(3):
         plain.post(api.base + "/auth/login", json={"email": "x@example.com", "password": "wrong-password-1"})
     samples = scrape(api)["casefile_rate_limit_rejections"]

@@ -19,6 +19,7 @@ from tests.support import plain
 from tests.support.assertions import api_error, ok
 from tests.support.processes import Process
 from tests.support.servers import ADMIN_EMAIL, ADMIN_PASSWORD, REDIS_URL, make_settings, redis_available
+from tests.support.waiting import well_inside_a_minute
 
 TIGHT = {
     "rate_limit_user": "6/hour",
@@ -35,6 +36,7 @@ def limit_headers(response: httpx.Response) -> tuple[int, int, int]:
 
 def test_login_refresh_and_sign_on_share_the_client_ip_bucket(make_server) -> None:
     server = make_server(**TIGHT)
+    well_inside_a_minute()
     with httpx.Client(base_url=server.base) as c:
         first = c.post("/auth/login", json={"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD})
         tokens = ok(first)

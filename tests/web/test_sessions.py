@@ -17,7 +17,7 @@ from casefile.auth.browser import COOKIE, Ticket
 from casefile.web.security import CSP
 from casefile.web.signin import FORM_COOKIE
 from tests.support.servers import ADMIN_EMAIL, ADMIN_PASSWORD, Api
-from tests.support.waiting import wait_until
+from tests.support.waiting import wait_until, well_inside_a_minute
 from tests.web.conftest import CSP_VIOLATIONS, USER_PASSWORD, Web, server_with
 
 TEMPLATES = Path(__file__).parents[2] / "src" / "casefile" / "web" / "templates"
@@ -180,6 +180,7 @@ def test_the_login_rate_limit_applies_to_the_form(backend: str, tmp_path: Path) 
         server_with(backend, tmp_path, rate_limit_login="3/minute") as api,
         httpx.Client(base_url=api.root) as client,
     ):
+        well_inside_a_minute()
         answer = client.get("/app/sign-in")  # 1 of 3
         for _ in range(2):  # 2 and 3: wrong passwords, the form again
             data = {"email": ADMIN_EMAIL, "password": "wrong", "form_token": _form_token(answer)}
